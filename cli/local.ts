@@ -1,0 +1,98 @@
+// Wiring for verbs that work on one local tmux server: config, manifests, the tmux target, a
+// runner and an engine. Errors that end the verb become exit codes here, in one place.
+
+import { ConfigError, type Config } from '../collector/config/config-schema.js';
+import { loadConfig } from '../collector/config/load-config.js';
+import { applyAgentConfig } from '../collector/core/manifest-load.js';
+import type { ManifestIssue } from '../collector/core/types.js';
+import { Engine } from '../collector/engine/cycle.js';
+import { loadAgentManifests } from '../collector/manifest-files.js';
+import { TmuxError } from '../collector/tmux/errors.js';
+import { hostName } from '../collector/tmux/host.js';
+import { readProcessTable } from '../collector/tmux/proc-table.js';
+import { openRunner } from '../collector/tmux/runner.js';
+import { resolveTarget, TargetConflictError, tmuxBin, type ServerTarget } from '../collector/tmux/target.js';
+import { str, UsageError, type Parsed } from './args.js';
+
+/** An error that ends a verb with this exit code after printing its message. */
+export class ExitError extends Error {
+  constructor(
+    message: string,
+    readonly code: number,
+  ) {
+    super(message);
+  }
+}
+
+export interface Local {
+  config: Config;
+  engine: Engine;
+  target: ServerTarget;
+  manifestIssues: ManifestIssue[];
+  close(): void;
+}
+
+export function targetOf(p: Parsed, env: NodeJS.ProcessEnv = process.env): ServerTarget {
+  const names = (p.globals['socket-name'] as string[] | undefined) ?? [];
+  const paths = (p.globals['socket-path'] as string[] | undefined) ?? [];
+  if (names.length > 1 || paths.length > 1) throw new UsageError('give one --socket-name or --socket-path');
+  try {
+    return resolveTarget({ socketName: names[0], socketPath: paths[0], env });
+  } catch (e) {
+    if (e instanceof TargetConflictError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+export function loadLocalConfig(p: Parsed, env: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return loadConfig(str(p.globals.config), env);
+  } catch (e) {
+    if (e instanceof ConfigError) throw new ExitError(e.message, 1);
+    throw e;
+  }
+}
+
+export async function openLocal(
+  p: Parsed,
+  opts: { mode?: 'spawn' | 'control'; quietManifests?: boolean } = {},
+): Promise<Local> {
+  const env = process.env;
+  const target = targetOf(p, env);
+  const config = loadLocalConfig(p, env);
+  let set;
+  try {
+    set = applyAgentConfig(loadAgentManifests({ manifestDir: str(p.globals['manifest-dir']), env }), config.agents);
+  } catch (e) {
+    throw new ExitError(`manifests could not be loaded: ${(e as Error).message}`, 1);
+  }
+  if (!opts.quietManifests) for (const i of set.issues) process.stderr.write(`tma: skipping manifest ${i.file}: ${i.problem}\n`);
+  if (set.manifests.length === 0) throw new ExitError('no agent manifest could be loaded', 1);
+  const runner = await openRunner(target, { mode: opts.mode ?? 'spawn', bin: tmuxBin(env, config.tmuxBin) });
+  const engine = new Engine({
+    runner,
+    manifests: set.manifests,
+    fold: config.fold,
+    host: hostName(),
+    readProcs: readProcessTable,
+  });
+  return { config, engine, target, manifestIssues: set.issues, close: () => runner.close() };
+}
+
+/** Run a verb body, turning the errors every local verb shares into messages and exit codes. */
+export async function guard(body: () => Promise<number>): Promise<number> {
+  try {
+    return await body();
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    if (e instanceof ExitError) {
+      process.stderr.write(`tma: ${e.message}\n`);
+      return e.code;
+    }
+    if (e instanceof TmuxError) {
+      process.stderr.write(e.kind === 'server-gone' ? 'tma: no tmux server running\n' : `tma: tmux: ${e.message}\n`);
+      return 1;
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,134 @@
+// `tma doctor`: a read-only report of what detection sees on this server and what looks wrong.
+
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { loadActionSet } from '../../collector/core/action-manifest.js';
+import { MULTIPLEXER_COMMANDS, REMOTE_COMMANDS } from '../../collector/core/identity.js';
+import { normalizeComm } from '../../collector/core/proc.js';
+import { survey, type SurveyedPane } from '../../collector/engine/survey.js';
+import { bundledActionDir, readManifestFiles, userActionDir } from '../../collector/manifest-files.js';
+import { readProcessTable } from '../../collector/tmux/proc-table.js';
+import { flag, type Parsed } from '../args.js';
+import { guard, openLocal } from '../local.js';
+
+// Guarded writes need set-option -F expanding formats (tmux 3.2); older servers get advisory writes.
+const MIN_TMUX = '3.2';
+const COMM_MAX = 15;
+
+function below(version: string | null, min: string): boolean {
+  if (!version) return false;
+  const a = version.match(/\d+(\.\d+)?/)?.[0].split('.').map(Number) ?? [0];
+  const b = min.split('.').map(Number);
+  return (a[0] ?? 0) < (b[0] ?? 0) || ((a[0] ?? 0) === (b[0] ?? 0) && (a[1] ?? 0) < (b[1] ?? 0));
+}
+
+function agentEntry(p: SurveyedPane, now: number) {
+  const id = p.identity?.kind === 'agent' ? p.identity : null;
+  const name = id?.manifest.name ?? p.rec.options['@agent_name'] ?? '';
+  const registered = p.rec.options['@agent_session'] !== undefined;
+  const hookless = id ? id.manifest.hooks === null : false;
+  // Without installed hooks we can still read the screen: tier 1. A registered session proves a
+  // lifecycle hook reached us: tier 2 (no daemon tier in this build).
+  const hookStatus = hookless ? 'hookless' : registered ? 'wired' : 'not_installed';
+  return {
+    pane: p.rec.paneId,
+    agent: name,
+    locator: p.locator,
+    state: p.stamp?.state ?? null,
+    source: p.stamp?.source ?? null,
+    evidence_age_ms: p.stamp && p.stamp.evidenceAt > 0 ? Math.max(0, now - p.stamp.evidenceAt) : null,
+    hook_status: hookStatus,
+    hooks_wired: hookStatus === 'wired',
+    model: p.rec.options['@agent_model'] ?? null,
+    window_covered: null,
+    endpoint_ok: null,
+    hook_demoted: false,
+    tier: hookStatus === 'wired' ? 2 : 1,
+    tier_reason: hookStatus === 'wired' ? null : hookStatus === 'hookless' ? 'agent has no hook integration' : 'no hook event seen from this pane',
+  };
+}
+
+export async function main(p: Parsed): Promise<number> {
+  const json = flag(p.opts.json);
+  const exitCode = flag(p.opts['exit-code']);
+  return guard(async () => {
+    const local = await openLocal(p, { quietManifests: true });
+    try {
+      const now = Date.now();
+      const s = await survey(local.engine.runner, local.engine.manifests, readProcessTable);
+      const actions = loadActionSet(readManifestFiles(bundledActionDir()), readManifestFiles(userActionDir(process.env)));
+      const wrapperPath = fileURLToPath(new URL('../../../bin/tma-hook', import.meta.url));
+      const processNameIssues = local.engine.manifests.flatMap((m) =>
+        m.identity.processNames.filter((n) => n.length > COMM_MAX).map((n) => ({ agent: m.name, name: n, comm_max: COMM_MAX })),
+      );
+      const remote = s.panes.filter((x) => REMOTE_COMMANDS.includes(normalizeComm(x.rec.currentCommand)));
+      const nested = s.panes.filter((x) => MULTIPLEXER_COMMANDS.includes(normalizeComm(x.rec.currentCommand)));
+      const ignored = s.panes.filter((x) => x.ignored);
+      const stampIssues = s.panes.filter((x) => x.problem !== null);
+      const agents = s.panes.filter((x) => !x.ignored && (x.identity?.kind === 'agent' || x.stamp !== null));
+      const doc = {
+        schema: 1,
+        tmux: { version: s.tmuxVersion, min_version: MIN_TMUX, below_min: below(s.tmuxVersion, MIN_TMUX) },
+        daemon: { alive: false, socket: null, version: null, version_matches: null },
+        ambient_driver: { polling: s.lastPoll !== null, last_poll_age_ms: s.lastPoll !== null ? Math.max(0, now - s.lastPoll) : null },
+        clients: { attached: s.attachedClients },
+        status_option: { enabled: s.statusEnabled },
+        mouse: { bindings_installed: false, enabled: false },
+        watch: { running: false, watchers: 0 },
+        wrapper: { path: wrapperPath, reference: wrapperPath, present: existsSync(wrapperPath) },
+        notify: { last_failure: null },
+        process_walk: { ok: s.walkError === null, error: s.walkError },
+        tmux_hooks: [],
+        manifests: { ok: local.engine.manifests.length, issues: local.manifestIssues.map((i) => ({ file: i.file, problem: i.problem })) },
+        process_name_issues: processNameIssues,
+        nested_multiplexers: nested.map((x) => ({ pane: x.rec.paneId, locator: x.locator, command: x.rec.currentCommand })),
+        remote_panes: remote.map((x) => ({ pane: x.rec.paneId, locator: x.locator, command: x.rec.currentCommand, stamped: x.stamp !== null })),
+        ignored_panes: ignored.map((x) => ({ pane: x.rec.paneId, locator: x.locator, value: x.rec.options['@agent_ignore'] ?? '' })),
+        stamp_issues: stampIssues.map((x) => ({ pane: x.rec.paneId, locator: x.locator, problem: x.problem! })),
+        agents: agents.map((x) => agentEntry(x, now)),
+        actions: actions.ok
+          ? { ok: actions.actions.length, issues: [] }
+          : { ok: 0, issues: actions.issues.map((i) => ({ file: i.file, problem: i.problem })) },
+      };
+      // Counted: what a person should fix. Remote, nested and ignored panes are choices, not faults.
+      const warnings =
+        doc.manifests.issues.length + doc.actions.issues.length + processNameIssues.length + stampIssues.length + (s.walkError ? 1 : 0) +
+        (doc.wrapper.present ? 0 : 1);
+      if (json) process.stdout.write(`${JSON.stringify(doc)}\n`);
+      else process.stdout.write(renderText(doc));
+      if (exitCode && warnings > 0) {
+        process.stderr.write(`tma: doctor: ${warnings} warning(s), 0 pane(s) below the expected tier\n`);
+        return 1;
+      }
+      return 0;
+    } finally {
+      local.close();
+    }
+  });
+}
+
+type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+function renderText(d: Doc): string {
+  const out: string[] = [];
+  out.push(`tmux: ${d.tmux.version ?? 'unknown'}${d.tmux.below_min ? ` (below ${d.tmux.min_version}: writes are unguarded)` : ''}`);
+  out.push(`ambient: ${d.ambient_driver.polling ? `last poll ${d.ambient_driver.last_poll_age_ms} ms ago` : 'no poll seen yet'}`);
+  out.push(`clients: ${d.clients.attached} attached`);
+  out.push(`wrapper: ${d.wrapper.present ? d.wrapper.path : `missing (${d.wrapper.path})`}`);
+  out.push(`agents: ${d.manifests.ok} manifest(s) loaded${d.manifests.issues.length ? `, ${d.manifests.issues.length} skipped` : ''}`);
+  for (const i of d.manifests.issues) out.push(`  manifest ${i.file}: ${i.problem}`);
+  out.push(`actions: ${d.actions.ok} loaded${d.actions.issues.length ? `, broken: ${d.actions.issues.map((i: Doc) => `${i.file}: ${i.problem}`).join('; ')}` : ''}`);
+  if (!d.status_option.enabled) out.push('status: the tmux status line is off, so a status-bar segment will not show');
+  if (!d.process_walk.ok) out.push(`procs: the process table could not be read: ${d.process_walk.error}`);
+  for (const i of d.process_name_issues) out.push(`procs: ${i.agent} process name "${i.name}" is longer than ${i.comm_max} characters and can never match`);
+  if (d.remote_panes.length) out.push(`remote: ${d.remote_panes.map((r: Doc) => `${r.pane} (${r.command})`).join(', ')}`);
+  if (d.nested_multiplexers.length) out.push(`nested: ${d.nested_multiplexers.map((r: Doc) => `${r.pane} (${r.command})`).join(', ')}`);
+  if (d.ignored_panes.length) out.push(`ignored: ${d.ignored_panes.map((r: Doc) => r.pane).join(', ')}`);
+  for (const i of d.stamp_issues) out.push(`stamp: ${i.pane} ${i.locator}: ${i.problem}`);
+  out.push(`panes (${d.agents.length}):`);
+  for (const a of d.agents) {
+    out.push(`  ${a.pane} ${a.locator} ${a.agent}: ${a.state ?? 'not stamped'}${a.source ? ` via ${a.source}` : ''}` +
+      `${a.evidence_age_ms !== null ? `, evidence ${Math.round(a.evidence_age_ms / 1000)}s old` : ''}; hooks ${a.hook_status}, tier ${a.tier}`);
+  }
+  return `${out.join('\n')}\n`;
+}

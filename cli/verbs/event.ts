@@ -1,0 +1,60 @@
+// `tma event`: hook intake. Whatever happens, it is silent and exits 0 — an agent's hook must
+// never fail or print because of us.
+
+import { readFileSync } from 'node:fs';
+import { loadConfig } from '../../collector/config/load-config.js';
+import { applyAgentConfig } from '../../collector/core/manifest-load.js';
+import { intakeEvent } from '../../collector/engine/event-intake.js';
+import { loadAgentManifests } from '../../collector/manifest-files.js';
+import { openRunner } from '../../collector/tmux/runner.js';
+import { tmuxBin, type ServerTarget } from '../../collector/tmux/target.js';
+import { str, type Parsed } from '../args.js';
+
+/** Which server the hook belongs to: flags, then TMA_SOCKET_PATH, then the pane's own $TMUX. */
+function hookTarget(p: Parsed, env: NodeJS.ProcessEnv): ServerTarget {
+  const name = (p.globals['socket-name'] as string[] | undefined)?.[0];
+  const path = (p.globals['socket-path'] as string[] | undefined)?.[0];
+  if (name) return { kind: 'name', name };
+  if (path) return { kind: 'path', path };
+  if (env.TMA_SOCKET_PATH) return { kind: 'path', path: env.TMA_SOCKET_PATH };
+  const fromTmux = env.TMUX?.split(',')[0];
+  return fromTmux ? { kind: 'path', path: fromTmux } : { kind: 'default' };
+}
+
+function readPayload(arg: string | undefined): string {
+  try {
+    if (arg === undefined) return '';
+    return readFileSync(arg === '-' ? 0 : arg, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+export async function main(p: Parsed): Promise<number> {
+  const env = process.env;
+  const agent = str(p.opts.agent);
+  const kind = str(p.opts.kind);
+  const pane = env.TMUX_PANE;
+  if (!agent || !kind || !pane) return 0;
+  try {
+    let config;
+    try {
+      config = loadConfig(str(p.globals.config), env);
+    } catch {
+      config = null; // a broken config must not cost the agent its hook
+    }
+    const set = loadAgentManifests({ manifestDir: str(p.globals['manifest-dir']), env });
+    const manifests = applyAgentConfig(set, config?.agents ?? []).manifests;
+    if (!manifests.some((m) => m.name === agent)) return 0;
+    const payload = readPayload(str(p.opts.payload));
+    const runner = await openRunner(hookTarget(p, env), { mode: 'spawn', bin: tmuxBin(env, config?.tmuxBin) });
+    try {
+      await intakeEvent({ runner, manifests, agent, kind, pane, payload, now: Date.now() });
+    } finally {
+      runner.close();
+    }
+  } catch {
+    // Silent by contract.
+  }
+  return 0;
+}

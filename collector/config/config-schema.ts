@@ -1,0 +1,130 @@
+// config.toml: strict — a key we do not know is an error naming the file and the key, because a
+// silently ignored typo in a detection knob is worse than a refusal. Sections the reference tool
+// documents but we do not act on yet are accepted with their known keys so a shared config loads.
+
+import { parse as parseToml } from 'smol-toml';
+import { z } from 'zod';
+import { DEFAULT_FOLD, type FoldConfig } from '../core/types.js';
+
+const secs = z.number().int().nonnegative();
+const strList = z.array(z.string());
+
+const notifyTrigger = z.strictObject({ command: z.string().optional() });
+
+const configSchema = z.strictObject({
+  fold: z
+    .strictObject({
+      freshness_secs: secs.optional(),
+      dwell_secs: secs.optional(),
+      hook_decay_secs: secs.optional(),
+      blocked_decay_secs: secs.optional(),
+    })
+    .optional(),
+  agent: z
+    .array(
+      z.strictObject({
+        name: z.string().min(1),
+        enabled: z.boolean().optional(),
+        process_names: strList.optional(),
+      }),
+    )
+    .optional(),
+  tmux: z.strictObject({ bin: z.string().min(1).optional() }).optional(),
+  daemon: z
+    .strictObject({
+      autostart: z.boolean().optional(),
+      sweep_secs: secs.optional(),
+      quiet_ms: secs.optional(),
+      zero_member_recheck_secs: secs.optional(),
+      demote_edges: secs.optional(),
+    })
+    .optional(),
+  notify: z
+    .strictObject({
+      from_event: z.boolean().optional(),
+      command: z.string().optional(),
+      on: z.array(z.enum(['blocked', 'done'])).optional(),
+      bell: z.boolean().optional(),
+      osc: z.boolean().optional(),
+      log: z.string().optional(),
+      include_title: z.boolean().optional(),
+      blocked: notifyTrigger.optional(),
+      done: notifyTrigger.optional(),
+      context_high: z.strictObject({ threshold: z.number().min(0).max(100), command: z.string().optional() }).optional(),
+    })
+    .optional(),
+  api: z.record(z.string(), z.strictObject({ api_base: z.string() })).optional(),
+  telemetry: z.strictObject({ windows: z.record(z.string(), z.number()).optional() }).optional(),
+  status: z.record(z.string(), z.unknown()).optional(),
+  picker: z.record(z.string(), z.unknown()).optional(),
+  focus: z.strictObject({ events: z.boolean().optional() }).optional(),
+  install: z.strictObject({ wrapper_ref: z.string().optional() }).optional(),
+  /** What this host lets a hub fire on its panes (fleet act forwarding). */
+  remote: z
+    .strictObject({
+      allow_actions: strList.optional(),
+      allow_exec: z.boolean().optional(),
+    })
+    .optional(),
+});
+
+export type RawConfig = z.infer<typeof configSchema>;
+
+export interface Config {
+  fold: FoldConfig;
+  agents: { name: string; enabled?: boolean; process_names?: string[] }[];
+  tmuxBin: string | null;
+  notify: { fromEvent: boolean; on: ('blocked' | 'done')[] };
+  apiBase: Record<string, string>;
+  remote: { allowActions: string[] | null; allowExec: boolean };
+}
+
+export const DEFAULT_CONFIG: Config = {
+  fold: DEFAULT_FOLD,
+  agents: [],
+  tmuxBin: null,
+  notify: { fromEvent: false, on: ['blocked'] },
+  apiBase: {},
+  remote: { allowActions: null, allowExec: false },
+};
+
+export class ConfigError extends Error {}
+
+function issuePath(path: readonly PropertyKey[]): string {
+  return path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+}
+
+export function parseConfig(path: string, text: string): Config {
+  let raw: unknown;
+  try {
+    raw = parseToml(text);
+  } catch (e) {
+    throw new ConfigError(`${path}: not valid TOML: ${(e as Error).message.split('\n')[0]}`);
+  }
+  const r = configSchema.safeParse(raw);
+  if (!r.success) {
+    const i = r.error.issues[0]!;
+    const where = issuePath(i.path);
+    if (i.code === 'unrecognized_keys') {
+      const key = [where, i.keys[0]].filter(Boolean).join('.');
+      throw new ConfigError(`${path}: ${key}: unknown key`);
+    }
+    throw new ConfigError(`${path}: ${where || '(top level)'}: ${i.message}`);
+  }
+  const c = r.data;
+  const f = c.fold ?? {};
+  const ms = (v: number | undefined, d: number) => (v === undefined ? d : v * 1000);
+  return {
+    fold: {
+      freshnessMs: ms(f.freshness_secs, DEFAULT_FOLD.freshnessMs),
+      dwellMs: ms(f.dwell_secs, DEFAULT_FOLD.dwellMs),
+      hookDecayMs: ms(f.hook_decay_secs, DEFAULT_FOLD.hookDecayMs),
+      blockedDecayMs: ms(f.blocked_decay_secs, DEFAULT_FOLD.blockedDecayMs),
+    },
+    agents: c.agent ?? [],
+    tmuxBin: c.tmux?.bin ?? null,
+    notify: { fromEvent: c.notify?.from_event ?? false, on: c.notify?.on ?? ['blocked'] },
+    apiBase: Object.fromEntries(Object.entries(c.api ?? {}).map(([k, v]) => [k, v.api_base])),
+    remote: { allowActions: c.remote?.allow_actions ?? null, allowExec: c.remote?.allow_exec ?? false },
+  };
+}

@@ -1,0 +1,25 @@
+// Where config.toml lives and reading it: --config, then TMA_CONFIG, then the XDG location.
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, DEFAULT_CONFIG, parseConfig, type Config } from './config-schema.js';
+
+export function configPath(flag: string | undefined, env: NodeJS.ProcessEnv): { path: string; explicit: boolean } {
+  if (flag) return { path: flag, explicit: true };
+  if (env.TMA_CONFIG) return { path: env.TMA_CONFIG, explicit: true };
+  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
+  return { path: join(base, 'tma', 'config.toml'), explicit: false };
+}
+
+/** An absent file means defaults; an unreadable or invalid one is an error. */
+export function loadConfig(flag: string | undefined, env: NodeJS.ProcessEnv): Config {
+  const { path } = configPath(flag, env);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return DEFAULT_CONFIG;
+    throw new ConfigError(`${path}: cannot read: ${(e as Error).message}`);
+  }
+  return parseConfig(path, text);
+}

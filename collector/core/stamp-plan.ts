@@ -1,0 +1,162 @@
+// From a verdict to the writes it implies, and from those writes to what the store will hold.
+// The projection exists because rows must show the store's truth: a guarded write the server
+// suppresses must not appear in a row as if it had landed.
+
+import { CLOCK_STEP_SKEW_MS, writableDetail } from './store-codec.js';
+import type { Guard, HoldPlan, PublishPlan, Source, StampPlan, StampedState, State, Verdict } from './types.js';
+
+export interface PlanContext {
+  pid: number;
+  name: string;
+  /** fnv1a64 of this cycle's capture; null when nothing was captured (hook path). */
+  hash: bigint | null;
+  now: number;
+}
+
+/**
+ * Which stored claims this publish must not overwrite. A verdict allowed to override, or a new
+ * episode, writes through; a screen refresh of a hook claim only lands if the claim still stands;
+ * blocker chrome beats a hook claim only when it is newer; any other screen read yields to hooks.
+ */
+export function guardFor(v: Verdict): Guard {
+  if (v.episodeReset || v.mayOverride) return { kind: 'unconditional' };
+  if (v.winning.source === 'hook') return { kind: 'refresh_claim', state: v.state };
+  if (v.state === 'blocked') return { kind: 'carve_out', captureAt: v.winning.at };
+  return { kind: 'protect_hook' };
+}
+
+export function planFromVerdict(v: Verdict, ctx: PlanContext): PublishPlan | HoldPlan {
+  if (v.action === 'hold') return { kind: 'hold', stampedAt: ctx.now, hash: ctx.hash };
+  return {
+    kind: 'publish',
+    state: v.state,
+    detail: v.detail,
+    source: v.winning.source,
+    evidenceAt: v.winning.at,
+    since: v.winning.at,
+    stampedAt: ctx.now,
+    hash: ctx.hash,
+    pid: ctx.pid,
+    name: ctx.name,
+    setAttention: v.setAttention,
+    episodeReset: v.episodeReset,
+    guard: guardFor(v),
+  };
+}
+
+/** The three stored fields a suppress expression reads; null state/source = option absent. */
+export interface GuardView {
+  state: State | null;
+  source: Source | null;
+  evidenceAt: number;
+}
+
+/** Client-side twin of the server-side suppress expression: true = the stored value stays. */
+export function guardSuppresses(guard: Guard, store: GuardView | null): boolean {
+  const source = store?.source ?? null;
+  const evidenceAt = store?.evidenceAt ?? 0;
+  switch (guard.kind) {
+    case 'unconditional':
+      return false;
+    case 'protect_hook':
+      return source === 'hook';
+    case 'carve_out':
+      return source === 'hook' && guard.captureAt <= evidenceAt;
+    case 'refresh_claim':
+      // Refreshing a claim that is gone (or was never there) would resurrect it.
+      return (store?.state ?? null) !== guard.state;
+    case 'hook_arbitrate':
+      return source === 'hook' && guard.evidenceAt < evidenceAt;
+  }
+}
+
+/**
+ * Write-once since: the stored since survives while the state run continues, unless it sits
+ * further ahead of the new stamp than a chain could take to commit (a backward clock step).
+ * The advisory writer uses it; the guarded format encodes the same test server-side.
+ */
+export function keepsStoredSince(prev: StampedState | null, plan: PublishPlan): prev is StampedState {
+  return (
+    prev !== null &&
+    !plan.episodeReset &&
+    prev.state === plan.state &&
+    prev.since <= plan.stampedAt + CLOCK_STEP_SKEW_MS
+  );
+}
+
+export interface ProjectOptions {
+  /** false when the server cannot expand `set-option -F` and writes degrade to advisory. */
+  guarded?: boolean;
+}
+
+/** The tuple fields a publish chain writes, as the store holds them between commands. */
+interface ChainStore extends GuardView {
+  detail: string | null;
+  since: number;
+  attention: boolean;
+}
+
+/**
+ * What the pane's options will decode to once `plan` has been applied on top of `prev`.
+ *
+ * A guarded chain is replayed command by command, because tmux expands each command's suppress
+ * expression against the store as the earlier commands left it. For every guard but one the
+ * outcome equals "all suppressed or none"; hook arbitration over a capture stamp whose
+ * evidence_at is newer than the hook's flips after @agent_source is written, and the row must
+ * show that too.
+ */
+export function projectStamp(
+  prev: StampedState | null,
+  plan: StampPlan,
+  opts: ProjectOptions = {},
+): StampedState | null {
+  if (plan.kind === 'remove') return null;
+  if (plan.kind === 'hold') {
+    if (prev === null) return null;
+    return { ...prev, stampedAt: plan.stampedAt, hash: plan.hash ?? prev.hash };
+  }
+
+  const guarded = (opts.guarded ?? true) && !plan.episodeReset;
+  const kept = plan.episodeReset ? null : prev;
+  const store: ChainStore = {
+    state: prev?.state ?? null,
+    source: prev?.source ?? null,
+    evidenceAt: prev?.evidenceAt ?? 0,
+    detail: prev?.detail ?? null,
+    since: prev?.since ?? 0,
+    attention: kept?.attention ?? false,
+  };
+  const writes = (): boolean => !guarded || !guardSuppresses(plan.guard, store);
+  const detail = writableDetail(plan.detail);
+
+  if (writes()) {
+    const sameRun =
+      !plan.episodeReset &&
+      store.state === plan.state &&
+      store.since <= plan.stampedAt + CLOCK_STEP_SKEW_MS;
+    store.since = sameRun ? store.since : plan.since;
+  }
+  if (writes()) store.state = plan.state;
+  if (writes()) store.detail = detail === '' ? null : detail;
+  if (writes()) store.source = plan.source;
+  if (writes()) store.evidenceAt = plan.evidenceAt;
+  if (plan.setAttention && writes()) store.attention = true;
+
+  // Suppressed writes against absent options store empty, so there may still be no state.
+  if (store.state === null) return null;
+  return {
+    state: store.state,
+    detail: store.detail,
+    source: store.source ?? 'capture',
+    evidenceAt: store.evidenceAt,
+    since: store.since,
+    stampedAt: plan.stampedAt,
+    attention: store.attention,
+    notifiedAt: kept?.notifiedAt ?? null,
+    turnAt: kept?.turnAt ?? 0,
+    hash: plan.hash ?? prev?.hash ?? null,
+    pid: plan.pid,
+    session: prev?.session ?? null,
+    subagents: prev?.subagents ?? [],
+  };
+}

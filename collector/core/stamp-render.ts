@@ -1,0 +1,199 @@
+// The only place that turns stamp plans into tmux argv. Every value travels as its own argv
+// element (no shell), and a pane's whole plan goes out as one tmux invocation so the tuple
+// commits (or holds) together with @agent_stamped_at landing last.
+
+import { CLOCK_STEP_SKEW_MS, KEY, REMOVAL_SET, writableDetail } from './store-codec.js';
+import { keepsStoredSince } from './stamp-plan.js';
+import type { Guard, HoldPlan, PublishPlan, StampPlan, StampedState } from './types.js';
+
+/** One tmux command's argv, without the binary and global flags. */
+export type TmuxCommand = string[];
+
+/** Flatten commands into one argv, separated by tmux's own `;` command separator. */
+export function chain(cmds: readonly TmuxCommand[]): string[] {
+  const out: string[] = [];
+  cmds.forEach((cmd, i) => {
+    if (i > 0) out.push(';');
+    out.push(...cmd);
+  });
+  return out;
+}
+
+/** Format that expands truthy when the stored tuple must be kept instead of the new one. */
+export function suppressExpr(guard: Guard): string {
+  switch (guard.kind) {
+    case 'unconditional':
+      return '0';
+    case 'protect_hook':
+      return '#{==:#{@agent_source},hook}';
+    case 'carve_out':
+      return `#{&&:#{==:#{@agent_source},hook},#{e|<=:${guard.captureAt},#{@agent_evidence_at}}}`;
+    case 'refresh_claim':
+      return `#{?#{==:#{@agent_state},${guard.state}},0,1}`;
+    case 'hook_arbitrate':
+      return `#{&&:#{==:#{@agent_source},hook},#{e|<:${guard.evidenceAt},#{@agent_evidence_at}}}`;
+  }
+}
+
+/**
+ * Make free text literal inside a conditional branch: `#`, `,` and `}` would otherwise open a
+ * format, split the branch or close it early. Tokens and numbers pass through unchanged.
+ */
+export function escapeFormatText(value: string): string {
+  return value.replace(/[#,}]/g, (c) => `#${c}`);
+}
+
+function setPlain(pane: string, key: string, value: string): TmuxCommand {
+  return ['set-option', '-p', '-t', pane, key, value];
+}
+
+function unset(pane: string, key: string): TmuxCommand {
+  return ['set-option', '-p', '-u', '-t', pane, key];
+}
+
+function setGuarded(pane: string, key: string, s: string, value: string): TmuxCommand {
+  return ['set-option', '-p', '-F', '-t', pane, key, `#{?${s},#{${key}},${value}}`];
+}
+
+/** Identity and freshness: written whatever the guard decides, stamped_at always last. */
+function trailer(pane: string, plan: Pick<PublishPlan, 'hash' | 'pid' | 'name' | 'stampedAt'>): TmuxCommand[] {
+  const cmds: TmuxCommand[] = [];
+  if (plan.hash !== null) cmds.push(setPlain(pane, KEY.hash, plan.hash.toString()));
+  cmds.push(setPlain(pane, KEY.pid, String(plan.pid)));
+  if (plan.name !== '') cmds.push(setPlain(pane, KEY.name, plan.name));
+  cmds.push(setPlain(pane, KEY.stampedAt, String(plan.stampedAt)));
+  return cmds;
+}
+
+/** A new agent process: nothing of the old episode may survive, so every write is plain. */
+function renderEpisodeReset(pane: string, plan: PublishPlan): TmuxCommand[] {
+  const detail = writableDetail(plan.detail);
+  return [
+    setPlain(pane, KEY.since, String(plan.since)),
+    setPlain(pane, KEY.state, plan.state),
+    detail === '' ? unset(pane, KEY.detail) : setPlain(pane, KEY.detail, detail),
+    setPlain(pane, KEY.source, plan.source),
+    setPlain(pane, KEY.evidenceAt, String(plan.evidenceAt)),
+    plan.setAttention ? setPlain(pane, KEY.attention, '1') : unset(pane, KEY.attention),
+    unset(pane, KEY.notifiedAt),
+    unset(pane, KEY.turnAt),
+    ...trailer(pane, plan),
+  ];
+}
+
+function renderGuarded(pane: string, plan: PublishPlan): TmuxCommand[] {
+  const s = suppressExpr(plan.guard);
+  // since goes first so its write-once test still sees the state being replaced.
+  const keepSince =
+    `#{&&:#{==:#{@agent_state},${plan.state}},` +
+    `#{e|<=:#{@agent_since},${plan.stampedAt + CLOCK_STEP_SKEW_MS}}}`;
+  const since = `#{?${keepSince},#{@agent_since},${plan.since}}`;
+  const cmds: TmuxCommand[] = [
+    setGuarded(pane, KEY.since, s, since),
+    setGuarded(pane, KEY.state, s, plan.state),
+    setGuarded(pane, KEY.detail, s, writableDetail(plan.detail)),
+    setGuarded(pane, KEY.source, s, plan.source),
+    setGuarded(pane, KEY.evidenceAt, s, String(plan.evidenceAt)),
+  ];
+  if (plan.setAttention) cmds.push(setGuarded(pane, KEY.attention, s, '1'));
+  return [...cmds, ...trailer(pane, plan)];
+}
+
+/**
+ * Without `-F` support nothing can be decided server-side, so the writer decides from what it
+ * read: the same order, write-once since from `prev`, and attention only ever raised.
+ */
+function renderAdvisory(pane: string, plan: PublishPlan, prev: StampedState | null): TmuxCommand[] {
+  const detail = writableDetail(plan.detail);
+  const since = keepsStoredSince(prev, plan) ? prev.since : plan.since;
+  const cmds: TmuxCommand[] = [
+    setPlain(pane, KEY.since, String(since)),
+    setPlain(pane, KEY.state, plan.state),
+    detail === '' ? unset(pane, KEY.detail) : setPlain(pane, KEY.detail, detail),
+    setPlain(pane, KEY.source, plan.source),
+    setPlain(pane, KEY.evidenceAt, String(plan.evidenceAt)),
+  ];
+  if (plan.setAttention) cmds.push(setPlain(pane, KEY.attention, '1'));
+  return [...cmds, ...trailer(pane, plan)];
+}
+
+export interface PublishRenderOptions {
+  /** Whether the server expands `set-option -F` (the cached probe answer). */
+  guarded: boolean;
+  /** The stamp as read this cycle; only the advisory writer consults it. */
+  prev: StampedState | null;
+}
+
+export function renderPublish(pane: string, plan: PublishPlan, opts: PublishRenderOptions): TmuxCommand[] {
+  if (plan.episodeReset) return renderEpisodeReset(pane, plan);
+  return opts.guarded ? renderGuarded(pane, plan) : renderAdvisory(pane, plan, opts.prev);
+}
+
+/** A hold only proves the pane was looked at; touching state or evidence_at would reset dwell. */
+export function renderHold(pane: string, plan: HoldPlan): TmuxCommand[] {
+  const cmds: TmuxCommand[] = [];
+  if (plan.hash !== null) cmds.push(setPlain(pane, KEY.hash, plan.hash.toString()));
+  cmds.push(setPlain(pane, KEY.stampedAt, String(plan.stampedAt)));
+  return cmds;
+}
+
+export function renderRemove(pane: string): TmuxCommand[] {
+  return REMOVAL_SET.map((key) => unset(pane, key));
+}
+
+export function renderPlan(pane: string, plan: StampPlan, opts: PublishRenderOptions): TmuxCommand[] {
+  switch (plan.kind) {
+    case 'publish':
+      return renderPublish(pane, plan, opts);
+    case 'hold':
+      return renderHold(pane, plan);
+    case 'remove':
+      return renderRemove(pane);
+  }
+}
+
+function renderRollup(pane: string, scope: string[], key: string, value: string, guard?: Guard): TmuxCommand {
+  // An empty rollup means no agent in scope: the option goes, it is never stored empty.
+  if (value === '') return ['set-option', ...scope, '-u', '-t', pane, key];
+  if (guard === undefined) return ['set-option', ...scope, '-t', pane, key, value];
+  const s = suppressExpr(guard);
+  return ['set-option', ...scope, '-F', '-t', pane, key, `#{?${s},#{${key}},${escapeFormatText(value)}}`];
+}
+
+/** Window rollup then session rollup, both addressed through the pane. */
+export function renderRollups(
+  pane: string,
+  windowSummary: string,
+  sessionSummary: string,
+  guard?: Guard,
+): TmuxCommand[] {
+  return [
+    renderRollup(pane, ['-w'], KEY.windowSummary, windowSummary, guard),
+    renderRollup(pane, [], KEY.sessionSummary, sessionSummary, guard),
+  ];
+}
+
+/** A hook-path option that must commit or hold together with the tuple it rides with. */
+export function renderHookCompanion(pane: string, key: string, value: string, guard: Guard): TmuxCommand {
+  return setGuarded(pane, key, suppressExpr(guard), escapeFormatText(value));
+}
+
+/** A format that can only expand to `ok`; a tmux that stores formats literally keeps the text. */
+export const PROBE_FORMAT = '#{?#{==:1,1},ok,no}';
+
+export function renderSetpfProbe(pane: string): TmuxCommand {
+  return ['set-option', '-p', '-F', '-t', pane, KEY.probe, PROBE_FORMAT];
+}
+
+export function renderProbeRead(pane: string): TmuxCommand {
+  return ['display-message', '-p', '-t', pane, `#{${KEY.probe}}`];
+}
+
+export function renderProbeUnset(pane: string): TmuxCommand {
+  return unset(pane, KEY.probe);
+}
+
+/** What a successful probe reads back. */
+export function probeSupported(readBack: string): boolean {
+  return readBack.trim() === 'ok';
+}

@@ -1,0 +1,127 @@
+// The hook path: an agent's own event, stamped straight into its pane under evidence-time
+// arbitration. It never runs the fold; it writes a claim the next cycle will respect.
+
+import { summaryOf } from '../core/rollup.js';
+import { decideEvent, eventSession, mapEvent, permissionRequestUpdate, registerExtras, type EventDecision } from '../core/hook-event.js';
+import { chain, renderHookCompanion, renderPublish, renderRemove, renderRollups } from '../core/stamp-render.js';
+import { decodeStamp, KEY } from '../core/store-codec.js';
+import type { AgentManifest, Guard, PublishPlan, StampedState, State } from '../core/types.js';
+import type { TmuxRunner } from '../tmux/runner.js';
+import { LIST_PANES_FORMAT, parsePaneList, type PaneRecord } from './pane-list.js';
+
+export interface EventInput {
+  runner: TmuxRunner;
+  manifests: readonly AgentManifest[];
+  agent: string;
+  kind: string;
+  pane: string;
+  payload: string;
+  now: number;
+}
+
+export interface EventOutcome {
+  decision: EventDecision['kind'] | 'no-manifest' | 'no-pane';
+  /** The argv that was run, for tests and debugging. */
+  commands: string[][];
+}
+
+function decoded(rec: PaneRecord): StampedState | null {
+  const d = decodeStamp(rec.options);
+  return d.ok ? d.stamp : null;
+}
+
+/** Rollups of the pane's window and session with this pane's state replaced by `next`. */
+function rollupsWith(panes: PaneRecord[], target: PaneRecord, next: State | null): [string, string] {
+  const win: State[] = [];
+  const ses: State[] = [];
+  for (const p of panes) {
+    const st = p.paneId === target.paneId ? next : decoded(p)?.state ?? null;
+    if (st === null) continue;
+    ses.push(st);
+    if (p.windowIndex === target.windowIndex) win.push(st);
+  }
+  return [summaryOf(win), summaryOf(ses)];
+}
+
+export async function intakeEvent(input: EventInput): Promise<EventOutcome> {
+  const { runner, agent, kind, pane, payload, now } = input;
+  const manifest = input.manifests.find((m) => m.name === agent);
+  if (!manifest) return { decision: 'no-manifest', commands: [] };
+
+  // Every pane of the pane's session: the target's tuple plus what the rollups are made of.
+  const [listOut, setpf] = await runner.runChain([
+    ['list-panes', '-s', '-t', pane, '-F', LIST_PANES_FORMAT],
+    ['show-options', '-sqv', KEY.setpfOk],
+  ]);
+  const panes = parsePaneList(listOut ?? '');
+  const rec = panes.find((p) => p.paneId === pane);
+  if (!rec) return { decision: 'no-pane', commands: [] };
+  const stored = decoded(rec);
+  const session = eventSession(payload);
+  const decision = decideEvent({
+    mapped: mapEvent(manifest, kind, payload),
+    stored,
+    eventSession: session,
+    now,
+    notify: { fromEvent: false, on: [] },
+  });
+
+  const cmds: string[][] = [];
+  switch (decision.kind) {
+    case 'nothing':
+    case 'ignore':
+      break;
+    case 'subagents':
+      cmds.push(
+        decision.list.length
+          ? ['set-option', '-p', '-t', pane, KEY.subagents, decision.list.join(' ')]
+          : ['set-option', '-p', '-u', '-t', pane, KEY.subagents],
+      );
+      break;
+    case 'remove': {
+      const [w, s] = rollupsWith(panes, rec, null);
+      cmds.push(...renderRemove(pane), ...renderRollups(pane, w, s));
+      break;
+    }
+    case 'stamp': {
+      const guard: Guard = { kind: 'hook_arbitrate', evidenceAt: now };
+      const plan: PublishPlan = {
+        kind: 'publish',
+        state: decision.state,
+        detail: decision.detail,
+        source: 'hook',
+        evidenceAt: now,
+        since: now,
+        stampedAt: now,
+        hash: stored?.hash ?? null,
+        pid: stored?.pid ?? 0,
+        name: agent,
+        setAttention: decision.attention,
+        episodeReset: false,
+        guard,
+      };
+      const guarded = (setpf ?? '').trim() !== '0';
+      cmds.push(...renderPublish(pane, plan, { guarded, prev: stored }));
+      if (decision.registerSession !== null) cmds.push(renderHookCompanion(pane, KEY.session, decision.registerSession, guard));
+      if (decision.recordTurn) cmds.push(renderHookCompanion(pane, KEY.turnAt, String(now), guard));
+      const [w, s] = rollupsWith(panes, rec, decision.state);
+      cmds.push(...renderRollups(pane, w, s, guard));
+      break;
+    }
+  }
+
+  // Values copied from the payload ride after the stamp, and only when it commits.
+  if (decision.kind === 'stamp' && decision.register) {
+    const extras = registerExtras(payload);
+    if (extras.model !== null) cmds.push(['set-option', '-p', '-t', pane, KEY.model, extras.model]);
+    if (extras.apiEndpoint !== null) cmds.push(['set-option', '-p', '-t', pane, KEY.apiEndpoint, extras.apiEndpoint]);
+  }
+  const req = permissionRequestUpdate(kind, decision, payload, stored);
+  if (req.kind === 'set') cmds.push(['set-option', '-p', '-t', pane, KEY.permissionRequest, req.id]);
+  if (req.kind === 'unset' && rec.options['@agent_permission_request'] !== undefined) {
+    cmds.push(['set-option', '-p', '-u', '-t', pane, KEY.permissionRequest]);
+  }
+
+  if (cmds.length) await runner.run(chain(cmds));
+  return { decision: decision.kind, commands: cmds };
+}

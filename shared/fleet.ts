@@ -1,0 +1,51 @@
+// The fleet document: every agent row the hub holds, plus where each host's rows came from and
+// how fresh they are. Rows keep the protocol form; fleet-only facts are additive.
+
+import type { ProtocolRow } from './row.js';
+import { PROTOCOL_ROW_KEYS } from './row.js';
+
+/** A fleet row is a protocol row plus `stale`: its host's link is down and this is the last word. */
+export type FleetRow = ProtocolRow & { stale: boolean };
+
+export const FLEET_ROW_KEYS = [...PROTOCOL_ROW_KEYS, 'stale'] as const;
+
+export type Transport = 'ws' | 'ssh' | 'local';
+
+export interface HostStatus {
+  host: string;
+  transport: Transport;
+  /** The link is up and heartbeats arrive. */
+  reachable: boolean;
+  /** Rows are kept but no longer confirmed. */
+  stale: boolean;
+  /** Hub clock, epoch ms, of the last frame from this host; null if never heard from. */
+  last_seen_ms: number | null;
+  /** Why the host is unreachable (e.g. a refused host key); null when fine or unknown. */
+  reason: string | null;
+  collector_version: string | null;
+  servers: { server: string; incarnation: string; rows: number }[];
+  schema: 1;
+}
+
+export const HOST_STATUS_KEYS = [
+  'host', 'transport', 'reachable', 'stale', 'last_seen_ms', 'reason', 'collector_version', 'servers', 'schema',
+] as const satisfies readonly (keyof HostStatus)[];
+
+export interface FleetDocument {
+  schema: 1;
+  agents: FleetRow[];
+  hosts: HostStatus[];
+}
+
+export function fleetRowObject(row: ProtocolRow, stale: boolean): FleetRow {
+  const out: Record<string, unknown> = {};
+  for (const k of PROTOCOL_ROW_KEYS) out[k] = (row as Record<string, unknown>)[k] ?? null;
+  out.stale = stale;
+  return out as FleetRow;
+}
+
+export function hostStatusObject(h: HostStatus): HostStatus {
+  const out: Record<string, unknown> = {};
+  for (const k of HOST_STATUS_KEYS) out[k] = h[k];
+  return out as unknown as HostStatus;
+}

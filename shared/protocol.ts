@@ -1,0 +1,189 @@
+// The fleet wire protocol between a collector and a hub. One JSON object per frame: a WebSocket
+// message, or one line on stdio (the ssh transport). Both ends validate every frame they receive
+// against these schemas; a frame that fails is answered with an `error` frame and dropped.
+//
+// A link's life: collector `hello` → hub `welcome` (with the last sequence it applied for this
+// epoch, if any) → collector `snapshot` frames ending with `complete: true`, or a replay of the
+// deltas after that sequence → `delta` / `server` frames, `heartbeat`s both ways, and `act`
+// requests (hub → collector) answered by `act_result` (collector → hub).
+
+import { z } from 'zod';
+import { protocolRowSchema } from './row.js';
+
+export const PROTOCOL_VERSION = 1;
+
+/** Largest frame either side accepts, in bytes of its JSON text. */
+export const MAX_FRAME_BYTES = 1 << 20;
+
+/** A collector sends a heartbeat this often; a link silent for three intervals is dead. */
+export const HEARTBEAT_MS = 5000;
+export const DEAD_AFTER_HEARTBEATS = 3;
+
+const hostName = z.string().min(1).max(253).regex(/^[A-Za-z0-9._-]+$/, 'host names use letters, digits, dot, dash, underscore');
+const epoch = z.string().regex(/^[0-9a-f]{16,64}$/, 'an epoch is 16–64 lowercase hex digits');
+const seq = z.number().int().nonnegative();
+const paneId = z.string().regex(/^%\d+$/);
+const serverPath = z.string().max(4096);
+const incarnation = z.string().min(1).max(128);
+
+/** One tmux server as a collector publishes it: the socket path and which lifetime of it. */
+export const serverStateSchema = z.strictObject({
+  server: serverPath,
+  incarnation,
+  rows: z.array(protocolRowSchema),
+});
+export type ServerState = z.infer<typeof serverStateSchema>;
+
+export const helloFrame = z.strictObject({
+  type: z.literal('hello'),
+  protocol: z.number().int().positive(),
+  host: hostName,
+  collector_version: z.string().max(64),
+  epoch,
+  /** Action names this host lets a hub fire on its panes. */
+  actions_allowed: z.array(z.string().regex(/^[a-z0-9_-]+$/)).max(256),
+});
+
+export const welcomeFrame = z.strictObject({
+  type: z.literal('welcome'),
+  protocol: z.number().int().positive(),
+  /** Last sequence the hub applied for this epoch; null asks for a fresh snapshot. */
+  resume_from: seq.nullable(),
+});
+
+export const snapshotFrame = z.strictObject({
+  type: z.literal('snapshot'),
+  epoch,
+  /** The sequence the snapshot is consistent with; deltas continue from seq + 1. */
+  seq,
+  servers: z.array(serverStateSchema),
+  /** Large fleets split a snapshot; only the last frame says complete. */
+  complete: z.boolean(),
+});
+
+export const deltaFrame = z.strictObject({
+  type: z.literal('delta'),
+  epoch,
+  seq,
+  server: serverPath,
+  incarnation,
+  upserts: z.array(protocolRowSchema),
+  removals: z.array(paneId),
+});
+
+/** A server came up, restarted (new incarnation: its old rows are void), or went away. */
+export const serverFrame = z.strictObject({
+  type: z.literal('server'),
+  epoch,
+  seq,
+  event: z.enum(['appeared', 'incarnation', 'gone']),
+  server: serverPath,
+  incarnation,
+});
+
+export const heartbeatFrame = z.strictObject({
+  type: z.literal('heartbeat'),
+  /** Sender's clock, for lag estimates only: never compared with row timestamps. */
+  at: z.number().int().nonnegative(),
+  /** Collector → hub: the last sequence sent. */
+  seq: seq.optional(),
+});
+
+export const errorFrame = z.strictObject({
+  type: z.literal('error'),
+  code: z.enum(['bad-json', 'bad-frame', 'unknown-type', 'too-large', 'protocol', 'unauthorized', 'host-mismatch', 'internal']),
+  message: z.string().max(1000),
+});
+
+export const actRequestFrame = z.strictObject({
+  type: z.literal('act'),
+  /** Correlates the result; unique per hub. */
+  id: z.string().min(1).max(128),
+  action: z.string().regex(/^[a-z0-9_-]+$/),
+  server: serverPath,
+  pane: paneId,
+  expect_episode_ms: z.number().int().nonnegative().nullable(),
+  expect_permission_request: z.string().max(256).nullable(),
+  /** Idempotency key: the same slot never fires twice on the host. */
+  slot: z.string().min(1).max(200).regex(/^[A-Za-z0-9._:-]+$/),
+  /** Who asked, for the host's audit log. */
+  principal: z.string().max(128),
+  /** Epoch ms on the hub's clock after which the hub has given up; informational on the host. */
+  deadline_ms: z.number().int().nonnegative(),
+});
+
+/** The local act result (`tma act --json`) plus where it ran. */
+export const actResultSchema = z.looseObject({
+  schema: z.literal(1),
+  action: z.string(),
+  pane: z.string(),
+  outcome: z.string(),
+  exit_code: z.number().int(),
+  reason: z.string().nullable(),
+  cached: z.boolean().optional(),
+  host: z.string(),
+  server: z.string(),
+});
+export type ActResult = z.infer<typeof actResultSchema>;
+
+export const actResultFrame = z.strictObject({
+  type: z.literal('act_result'),
+  id: z.string().min(1).max(128),
+  result: actResultSchema,
+});
+
+/** Frames a collector sends. */
+export const collectorFrame = z.discriminatedUnion('type', [
+  helloFrame,
+  snapshotFrame,
+  deltaFrame,
+  serverFrame,
+  heartbeatFrame,
+  errorFrame,
+  actResultFrame,
+]);
+export type CollectorFrame = z.infer<typeof collectorFrame>;
+
+/** Frames a hub sends. */
+export const hubFrame = z.discriminatedUnion('type', [welcomeFrame, heartbeatFrame, errorFrame, actRequestFrame]);
+export type HubFrame = z.infer<typeof hubFrame>;
+
+export type FrameError = z.infer<typeof errorFrame>;
+
+const COLLECTOR_TYPES = new Set(['hello', 'snapshot', 'delta', 'server', 'heartbeat', 'error', 'act_result']);
+const HUB_TYPES = new Set(['welcome', 'heartbeat', 'error', 'act']);
+
+/**
+ * Decode one frame's text. Never throws: a bad frame comes back as the error frame to answer it
+ * with, so neither side can be crashed by what the other sends.
+ */
+export function decodeFrame<T>(
+  text: string,
+  side: 'from-collector' | 'from-hub',
+): { ok: true; frame: T } | { ok: false; error: FrameError } {
+  if (Buffer.byteLength(text, 'utf8') > MAX_FRAME_BYTES) {
+    return { ok: false, error: { type: 'error', code: 'too-large', message: `frame larger than ${MAX_FRAME_BYTES} bytes` } };
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return { ok: false, error: { type: 'error', code: 'bad-json', message: 'frame is not valid JSON' } };
+  }
+  const type = typeof raw === 'object' && raw !== null ? (raw as { type?: unknown }).type : undefined;
+  const known = side === 'from-collector' ? COLLECTOR_TYPES : HUB_TYPES;
+  if (typeof type !== 'string' || !known.has(type)) {
+    return { ok: false, error: { type: 'error', code: 'unknown-type', message: `unknown frame type ${JSON.stringify(type ?? null).slice(0, 60)}` } };
+  }
+  const schema = side === 'from-collector' ? collectorFrame : hubFrame;
+  const r = schema.safeParse(raw);
+  if (!r.success) {
+    const i = r.error.issues[0]!;
+    return { ok: false, error: { type: 'error', code: 'bad-frame', message: `${type}: ${i.path.join('.') || '(frame)'}: ${i.message}`.slice(0, 1000) } };
+  }
+  return { ok: true, frame: r.data as T };
+}
+
+export function encodeFrame(frame: CollectorFrame | HubFrame): string {
+  return JSON.stringify(frame);
+}

@@ -1,0 +1,146 @@
+// A private tmux server per test (its own -L socket, no user config), plus stand-in agents that
+// run in its panes. Everything is torn down in kill(), which tests call in afterEach.
+
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const FIXTURES = join(REPO, 'test/fixtures');
+const STANDIN = join(REPO, 'test/support/standin.py');
+const PYTHON = '/usr/bin/python3';
+
+export interface StandIn {
+  pane: string;
+  /** Paint another fixture (a file name in test/fixtures, or an absolute path). */
+  paint(fixture: string): void;
+  /** Bytes the stand-in has received so far. */
+  keys(): string;
+  /** End the stand-in process; the pane's shell stays. */
+  exit(): void;
+}
+
+export class ScratchTmux {
+  readonly name: string;
+  readonly dir: string;
+  private readonly bin: string;
+
+  constructor(label = 't') {
+    this.name = `tma-${label}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+    this.dir = mkdtempSync(join(tmpdir(), 'tma-test-'));
+    this.bin = join(this.dir, 'bin');
+    mkdirSync(this.bin);
+    // An empty shell environment keeps panes quick and predictable.
+    writeFileSync(join(this.dir, 'rc'), 'PS1="$ "\n');
+  }
+
+  tmux(...args: string[]): string {
+    return execFileSync('tmux', ['-u', '-L', this.name, '-f', '/dev/null', ...args], {
+      encoding: 'utf8',
+      timeout: 5000,
+      env: { ...process.env, TMUX: '' },
+    });
+  }
+
+  /** Start the server with one session; returns its first pane id. */
+  start(session = 'main'): string {
+    this.tmux('new-session', '-d', '-s', session, '-x', '100', '-y', '30', `bash --rcfile ${join(this.dir, 'rc')} --noprofile -i`);
+    return this.tmux('display-message', '-p', '-t', session, '#{pane_id}').trim();
+  }
+
+  /** A fresh window running a shell; returns its pane id. */
+  newPane(session = 'main'): string {
+    return this.tmux('new-window', '-d', '-P', '-F', '#{pane_id}', '-t', `${session}:`, `bash --rcfile ${join(this.dir, 'rc')} --noprofile -i`).trim();
+  }
+
+  private link(command: string): string {
+    const p = join(this.bin, command);
+    if (!existsSync(p)) symlinkSync(PYTHON, p);
+    return p;
+  }
+
+  /**
+   * Run a stand-in named `command` in `pane`, painting `fixture`. Resolves once the pane's
+   * foreground command is the stand-in and its title is set.
+   */
+  async standIn(pane: string, command: string, fixture: string): Promise<StandIn> {
+    const id = pane.slice(1);
+    const control = join(this.dir, `control-${id}`);
+    const keylog = join(this.dir, `keys-${id}`);
+    const fixturePath = (f: string) => (f.startsWith('/') ? f : join(FIXTURES, f));
+    writeFileSync(control, fixturePath(fixture));
+    writeFileSync(keylog, '');
+    const exe = this.link(command);
+    this.tmux('send-keys', '-t', pane, `exec ${exe} ${STANDIN} ${control} ${keylog}`, 'Enter');
+    const title = readFileSync(fixturePath(fixture), 'utf8').match(/^# title: ?(.*)$/m)?.[1] ?? '';
+    await waitFor(() => {
+      const [cmd, t] = this.tmux('display-message', '-p', '-t', pane, '#{pane_current_command}\u001f#{pane_title}').trim().split('\u001f');
+      return cmd === command && t === title.trim();
+    }, `stand-in ${command} in ${pane}`);
+    return {
+      pane,
+      paint: (f) => writeFileSync(control, fixturePath(f)),
+      keys: () => readFileSync(keylog, 'utf8'),
+      exit: () => writeFileSync(control, 'exit'),
+    };
+  }
+
+  kill(): void {
+    spawnSync('tmux', ['-L', this.name, 'kill-server'], { timeout: 5000 });
+    // tmux 3.3a leaves its socket file behind; a collector scanning the socket dir would see it.
+    rmSync(this.socketPath(), { force: true });
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  socketPath(): string {
+    const base = process.env.TMUX_TMPDIR || '/tmp';
+    return join(base, `tmux-${process.getuid?.() ?? 0}`, this.name);
+  }
+
+  /** Pane option value, '' when unset. */
+  option(pane: string, key: string): string {
+    return this.tmux('show-options', '-pqv', '-t', pane, key).replace(/\n$/, '');
+  }
+}
+
+export async function waitFor(cond: () => boolean, what: string, timeoutMs = 8000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    let ok = false;
+    try {
+      ok = cond();
+    } catch {
+      ok = false;
+    }
+    if (ok) return;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run the built CLI (`node bin/tma.js`) as a user would. */
+export function tma(args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [join(REPO, 'bin/tma.js'), ...args], {
+      env: { ...process.env, TMUX: '', TMUX_PANE: '', XDG_CONFIG_HOME: join(tmpdir(), 'tma-test-no-config'), ...opts.env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 15000);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      done({ code: code ?? (signal ? 128 : 1), stdout, stderr });
+    });
+    child.stdin.end(opts.input ?? '');
+  });
+}

@@ -13,6 +13,21 @@ export const VERBS: Record<string, OptSpec> = {
   doctor: { json: { kind: 'bool' }, 'exit-code': { kind: 'bool' } },
   event: { agent: { kind: 'value' }, kind: { kind: 'value' }, pane: { kind: 'value' }, payload: { kind: 'value' } },
   'clear-attention': {},
+  act: {
+    json: { kind: 'bool' }, pane: { kind: 'value' }, ...sel, all: { kind: 'bool' }, 'dry-run': { kind: 'bool' },
+    arg: { kind: 'multi' }, force: { kind: 'bool' }, yes: { kind: 'bool' }, list: { kind: 'bool' }, slot: { kind: 'value' },
+    'expect-episode-ms': { kind: 'value' }, 'expect-permission-request': { kind: 'value' },
+  },
+  mute: { pane: { kind: 'value' }, ...sel, for: { kind: 'value' }, clear: { kind: 'bool' } },
+  supervise: { pane: { kind: 'value' }, name: { kind: 'value' }, nonce: { kind: 'value' }, 'timeout-ms': { kind: 'value' } },
+  collector: { stdio: { kind: 'bool' }, 'host-name': { kind: 'value' }, interval: { kind: 'value' } },
+  wait: {
+    until: { kind: 'value' }, pane: { kind: 'value' }, any: { kind: 'bool' }, all: { kind: 'bool' },
+    count: { kind: 'value' }, since: { kind: 'value' }, timeout: { kind: 'value' }, json: { kind: 'bool' }, ...sel,
+  },
+  subscribe: {
+    json: { kind: 'bool' }, interval: { kind: 'value' }, 'changes-only': { kind: 'bool' }, events: { kind: 'bool' }, ...sel,
+  },
 };
 
 const HELP = `tma ${VERSION} — which coding agent in tmux needs you, on this machine or across a fleet
@@ -22,7 +37,19 @@ usage: tma [global flags] <command> [flags]
 commands:
   ls [--json] [--pane ID] [selectors]     list agent panes and their states
   status [--format tmux|plain|json|prom]  counts for a status bar or a scraper
+  wait --until STATES [--pane ID|--any|--all|--count N] [--since MS] [--timeout SECS] [--json]
+                                          block until agents reach a state (exit 124 on timeout)
+  subscribe --json [--interval SECS] [--changes-only] [--events]
+                                          stream snapshots or state transitions, one JSON line each
   doctor [--json] [--exit-code]           what is wrong with detection on this server
+  act NAME [--pane ID | selectors [--all]] [--dry-run] [--yes] [--force] [--json]
+      [--slot KEY] [--expect-episode-ms MS] [--expect-permission-request ID] [--arg V]...
+                                          fire an action (approve, deny, …) at agent panes
+  act --list [--json] [--pane ID]         the actions, and which would fire on a pane
+  mute [--pane ID | selectors] [--for DURATION | --clear]
+                                          silence notifications (default: indefinitely)
+  collector --hub URL --token-file F | --stdio [--host-name NAME] [--interval SECS]
+                                          publish every tmux server's agents to a hub
   version                                 print the version
 
 selectors: --state LIST --agent NAME --session NAME --repo NAME --branch NAME
@@ -41,8 +68,20 @@ async function load(verb: string): Promise<VerbMain> {
       return (await import('./verbs/doctor.js')).main;
     case 'event':
       return (await import('./verbs/event.js')).main;
+    case 'wait':
+      return (await import('./verbs/wait.js')).main;
+    case 'subscribe':
+      return (await import('./verbs/subscribe.js')).main;
     case 'clear-attention':
       return (await import('./verbs/clear-attention.js')).main;
+    case 'act':
+      return (await import('./verbs/act.js')).main;
+    case 'supervise':
+      return (await import('./verbs/act.js')).superviseMain;
+    case 'mute':
+      return (await import('./verbs/mute.js')).main;
+    case 'collector':
+      return (await import('./verbs/collector.js')).main;
     default:
       return async () => {
         process.stdout.write(`tma ${VERSION}\n`);

@@ -47,11 +47,18 @@ export async function main(p: Parsed): Promise<number> {
     const manifests = applyAgentConfig(set, config?.agents ?? []).manifests;
     if (!manifests.some((m) => m.name === agent)) return 0;
     const payload = readPayload(str(p.opts.payload));
-    const runner = await openRunner(hookTarget(p, env), { mode: 'spawn', bin: tmuxBin(env, config?.tmuxBin) });
+    const target = hookTarget(p, env);
+    const runner = await openRunner(target, { mode: 'spawn', bin: tmuxBin(env, config?.tmuxBin) });
+    let wrote = false;
     try {
-      await intakeEvent({ runner, manifests, agent, kind, pane, payload, now: Date.now() });
+      wrote = (await intakeEvent({ runner, manifests, agent, kind, pane, payload, now: Date.now() })).commands.length > 0;
     } finally {
       runner.close();
+    }
+    // A running collector publishes the stamp at once instead of on its next poll.
+    if (wrote) {
+      const wake = await import('../../collector/fleet/wake.js');
+      await wake.pokeWake(wake.wakeSocketPath(wake.canonicalSocketPath(wake.socketPathOfTarget(target, env)), wake.wakeDir(env)));
     }
   } catch {
     // Silent by contract.

@@ -96,14 +96,27 @@ interface ChainStore extends GuardView {
   attention: boolean;
 }
 
+export type TupleField = 'since' | 'state' | 'detail' | 'source' | 'evidenceAt';
+
+/**
+ * The order a guarded publish writes the tuple in. tmux re-expands the suppress expression for
+ * every command of the chain against the store as the earlier commands left it, so the order is
+ * part of the guard's meaning. since goes first (its write-once test must see the old state).
+ * A hook stamp writes evidence_at before source: written the other way round, a hook landing on
+ * a capture stamp with newer evidence would, right after `source=hook`, see "a hook claim with
+ * newer evidence" and suppress the rest of its own chain (evidence, attention, companions).
+ */
+export function tupleWriteOrder(guard: Guard): TupleField[] {
+  return guard.kind === 'hook_arbitrate'
+    ? ['since', 'state', 'detail', 'evidenceAt', 'source']
+    : ['since', 'state', 'detail', 'source', 'evidenceAt'];
+}
+
 /**
  * What the pane's options will decode to once `plan` has been applied on top of `prev`.
  *
- * A guarded chain is replayed command by command, because tmux expands each command's suppress
- * expression against the store as the earlier commands left it. For every guard but one the
- * outcome equals "all suppressed or none"; hook arbitration over a capture stamp whose
- * evidence_at is newer than the hook's flips after @agent_source is written, and the row must
- * show that too.
+ * A guarded chain is replayed command by command, in the order it is written, because tmux
+ * expands each command's suppress expression against the store as the earlier commands left it.
  */
 export function projectStamp(
   prev: StampedState | null,
@@ -129,17 +142,19 @@ export function projectStamp(
   const writes = (): boolean => !guarded || !guardSuppresses(plan.guard, store);
   const detail = writableDetail(plan.detail);
 
-  if (writes()) {
-    const sameRun =
-      !plan.episodeReset &&
-      store.state === plan.state &&
-      store.since <= plan.stampedAt + CLOCK_STEP_SKEW_MS;
-    store.since = sameRun ? store.since : plan.since;
+  for (const field of tupleWriteOrder(plan.guard)) {
+    if (!writes()) continue;
+    if (field === 'since') {
+      const sameRun =
+        !plan.episodeReset &&
+        store.state === plan.state &&
+        store.since <= plan.stampedAt + CLOCK_STEP_SKEW_MS;
+      store.since = sameRun ? store.since : plan.since;
+    } else if (field === 'state') store.state = plan.state;
+    else if (field === 'detail') store.detail = detail === '' ? null : detail;
+    else if (field === 'source') store.source = plan.source;
+    else store.evidenceAt = plan.evidenceAt;
   }
-  if (writes()) store.state = plan.state;
-  if (writes()) store.detail = detail === '' ? null : detail;
-  if (writes()) store.source = plan.source;
-  if (writes()) store.evidenceAt = plan.evidenceAt;
   if (plan.setAttention && writes()) store.attention = true;
 
   // Suppressed writes against absent options store empty, so there may still be no state.

@@ -3,7 +3,7 @@
 // commits (or holds) together with @agent_stamped_at landing last.
 
 import { CLOCK_STEP_SKEW_MS, KEY, REMOVAL_SET, writableDetail } from './store-codec.js';
-import { keepsStoredSince } from './stamp-plan.js';
+import { keepsStoredSince, tupleWriteOrder, type TupleField } from './stamp-plan.js';
 import type { Guard, HoldPlan, PublishPlan, StampPlan, StampedState } from './types.js';
 
 /** One tmux command's argv, without the binary and global flags. */
@@ -88,13 +88,14 @@ function renderGuarded(pane: string, plan: PublishPlan): TmuxCommand[] {
     `#{&&:#{==:#{@agent_state},${plan.state}},` +
     `#{e|<=:#{@agent_since},${plan.stampedAt + CLOCK_STEP_SKEW_MS}}}`;
   const since = `#{?${keepSince},#{@agent_since},${plan.since}}`;
-  const cmds: TmuxCommand[] = [
-    setGuarded(pane, KEY.since, s, since),
-    setGuarded(pane, KEY.state, s, plan.state),
-    setGuarded(pane, KEY.detail, s, writableDetail(plan.detail)),
-    setGuarded(pane, KEY.source, s, plan.source),
-    setGuarded(pane, KEY.evidenceAt, s, String(plan.evidenceAt)),
-  ];
+  const value: Record<TupleField, [string, string]> = {
+    since: [KEY.since, since],
+    state: [KEY.state, plan.state],
+    detail: [KEY.detail, writableDetail(plan.detail)],
+    source: [KEY.source, plan.source],
+    evidenceAt: [KEY.evidenceAt, String(plan.evidenceAt)],
+  };
+  const cmds = tupleWriteOrder(plan.guard).map((f) => setGuarded(pane, value[f][0], s, value[f][1]));
   if (plan.setAttention) cmds.push(setGuarded(pane, KEY.attention, s, '1'));
   return [...cmds, ...trailer(pane, plan)];
 }
@@ -196,4 +197,45 @@ export function renderProbeUnset(pane: string): TmuxCommand {
 /** What a successful probe reads back. */
 export function probeSupported(readBack: string): boolean {
   return readBack.trim() === 'ok';
+}
+
+// ---------------------------------------------------------------------------------------------
+// The action lock (@agent_action). Both writes decide server-side, so two brokers racing on one
+// pane cannot both see it free: only the read-back of the acquire tells who won.
+
+export const LOCK_KEY = '@agent_action';
+
+const LOCK_NONCE = /^[0-9a-f]{32}$/;
+
+function lockNonce(nonce: string): string {
+  // The nonce becomes an fnmatch pattern; anything but hex could widen what it matches.
+  if (!LOCK_NONCE.test(nonce)) throw new Error(`not a lock nonce: ${JSON.stringify(nonce)}`);
+  return nonce;
+}
+
+/**
+ * Take the lock if it is free: empty, or its leading digits (the expiry) below `now`. The
+ * pattern `[^0-9].*` strips from the first non-digit; a `:` would end the modifier in tmux 3.3.
+ */
+export function renderLockAcquire(pane: string, value: string, now: number): TmuxCommand {
+  const free = `#{||:#{==:#{${LOCK_KEY}},},#{e|<:#{s/[^0-9].*//:${LOCK_KEY}},${Math.trunc(now)}}}`;
+  return ['set-option', '-p', '-F', '-t', pane, LOCK_KEY, `#{?${free},${escapeFormatText(value)},#{${LOCK_KEY}}}`];
+}
+
+/** What the acquire left behind, read back in the same chain. */
+export function renderLockRead(pane: string): TmuxCommand {
+  return ['display-message', '-p', '-t', pane, `#{${LOCK_KEY}}`];
+}
+
+/** Empty the lock only if it still carries our nonce; someone else's lock is left alone. */
+export function renderLockRelease(pane: string, nonce: string): TmuxCommand {
+  return ['set-option', '-p', '-F', '-t', pane, LOCK_KEY, `#{?#{m:*:${lockNonce(nonce)}:*,#{${LOCK_KEY}}},,#{${LOCK_KEY}}}`];
+}
+
+/** Hand the lock over (a supervisor taking it with its own pid and deadline), nonce kept. */
+export function renderLockRewrite(pane: string, nonce: string, value: string): TmuxCommand {
+  return [
+    'set-option', '-p', '-F', '-t', pane, LOCK_KEY,
+    `#{?#{m:*:${lockNonce(nonce)}:*,#{${LOCK_KEY}}},${escapeFormatText(value)},#{${LOCK_KEY}}}`,
+  ];
 }

@@ -187,8 +187,10 @@ export class Engine {
       if (anchor.kind === 'set') await this.tryRun(['set-option', '-p', '-t', rec.paneId, KEY.titleMatchPid, String(anchor.pid)]);
       else if (anchor.kind === 'unset') await this.tryRun(['set-option', '-p', '-u', '-t', rec.paneId, KEY.titleMatchPid]);
       produced = true;
-      // A hold on a first sight leaves nothing stored; project what the server will hold.
-      const stamp = projectStamp(prev, plan, { guarded });
+      // A hold on a first sight leaves nothing stored; project what the server will hold. Over a
+      // stamp we could not read, the guards decide against values we never saw, so the pane stays
+      // out of rows and counts until a later cycle reads back what actually landed.
+      const stamp = decoded.ok ? projectStamp(prev, plan, { guarded }) : null;
       outcomes.push({ rec, stamp, identity: id, path: 'captured' });
     }
 

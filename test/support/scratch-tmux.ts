@@ -14,8 +14,8 @@ const PYTHON = '/usr/bin/python3';
 
 export interface StandIn {
   pane: string;
-  /** Paint another fixture (a file name in test/fixtures, or an absolute path). */
-  paint(fixture: string): void;
+  /** Paint another fixture (a file name in test/fixtures, or an absolute path); resolves once it shows. */
+  paint(fixture: string): Promise<void>;
   /** Bytes the stand-in has received so far. */
   keys(): string;
   /** End the stand-in process; the pane's shell stays. */
@@ -46,7 +46,7 @@ export class ScratchTmux {
 
   /** Start the server with one session; returns its first pane id. */
   start(session = 'main'): string {
-    this.tmux('new-session', '-d', '-s', session, '-x', '100', '-y', '30', `bash --rcfile ${join(this.dir, 'rc')} --noprofile -i`);
+    this.tmux('new-session', '-d', '-s', session, '-x', '80', '-y', '24', `bash --rcfile ${join(this.dir, 'rc')} --noprofile -i`);
     return this.tmux('display-message', '-p', '-t', session, '#{pane_id}').trim();
   }
 
@@ -73,7 +73,7 @@ export class ScratchTmux {
     writeFileSync(control, fixturePath(fixture));
     writeFileSync(keylog, '');
     const exe = this.link(command);
-    this.tmux('send-keys', '-t', pane, `exec ${exe} ${STANDIN} ${control} ${keylog}`, 'Enter');
+    this.tmux('send-keys', '-t', pane, `${exe} ${STANDIN} ${control} ${keylog}`, 'Enter');
     const title = readFileSync(fixturePath(fixture), 'utf8').match(/^# title: ?(.*)$/m)?.[1] ?? '';
     await waitFor(() => {
       const [cmd, t] = this.tmux('display-message', '-p', '-t', pane, '#{pane_current_command}\u001f#{pane_title}').trim().split('\u001f');
@@ -81,7 +81,11 @@ export class ScratchTmux {
     }, `stand-in ${command} in ${pane}`);
     return {
       pane,
-      paint: (f) => writeFileSync(control, fixturePath(f)),
+      paint: async (f) => {
+        writeFileSync(control, fixturePath(f));
+        const marker = lastLine(fixturePath(f));
+        await waitFor(() => this.tmux('capture-pane', '-p', '-t', pane).includes(marker), `${f} painted in ${pane}`);
+      },
       keys: () => readFileSync(keylog, 'utf8'),
       exit: () => writeFileSync(control, 'exit'),
     };
@@ -103,6 +107,14 @@ export class ScratchTmux {
   option(pane: string, key: string): string {
     return this.tmux('show-options', '-pqv', '-t', pane, key).replace(/\n$/, '');
   }
+}
+
+/** The last non-blank line of a fixture's screen, escapes removed: proof it was painted. */
+function lastLine(path: string): string {
+  const screen = readFileSync(path, 'utf8').split('\n---\n')[1] ?? '';
+  // eslint-disable-next-line no-control-regex
+  const lines = screen.replace(/\x1b\[[0-9;?]*[@-~]/g, '').split('\n').map((l) => l.trimEnd()).filter((l) => l.trim());
+  return (lines[lines.length - 1] ?? '').trim();
 }
 
 export async function waitFor(cond: () => boolean, what: string, timeoutMs = 8000): Promise<void> {

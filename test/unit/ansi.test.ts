@@ -70,13 +70,9 @@ describe('stripAnsi', () => {
     expect(stripAnsi(`${E}[38;5;153m❯${E}[39m ${E}[1m1. Yes${E}[0m`)).toBe('❯ 1. Yes');
   });
 
-  it('stays linear on a long capture full of escapes', () => {
+  it('strips a long capture full of escapes completely', () => {
+    // Speed is the cycle benchmark's business (bench/); this only checks the result at size.
     const chunk = `${E}[38;5;246m─${E}[39m`;
-    const big = chunk.repeat(200_000);
-    const t0 = performance.now();
-    const out = stripAnsi(big);
-    const ms = performance.now() - t0;
-    expect(out).toBe('─'.repeat(200_000));
-    expect(ms).toBeLessThan(2000);
+    expect(stripAnsi(chunk.repeat(200_000))).toBe('─'.repeat(200_000));
   });
 });

@@ -181,15 +181,15 @@ describe('projectStamp', () => {
     expect(projectStamp(prev, hookPlan(NOW))).toMatchObject({ state: 'idle', source: 'hook', evidenceAt: NOW });
   });
 
-  it('replays the chain: a hook arbitrating over a newer capture stamp loses the fields after source', () => {
-    // tmux re-expands the guard per command; once @agent_source reads hook, the stored (newer)
-    // evidence_at suppresses the rest of the chain.
+  it('replays the chain: a hook lands whole on a capture stamp with newer evidence', () => {
+    // evidence_at is written before source, so the guard never sees "hook with newer evidence"
+    // half-way through the hook's own chain.
     const prev = stamp({ source: 'capture', state: 'working', evidenceAt: NOW + 5, attention: false });
     const ev = NOW;
     const p = plan({ state: 'idle', detail: 'x', source: 'hook', evidenceAt: ev, since: ev, setAttention: true, guard: { kind: 'hook_arbitrate', evidenceAt: ev } });
-    expect(projectStamp(prev, p)).toMatchObject({ state: 'idle', detail: 'x', source: 'hook', since: ev, evidenceAt: NOW + 5, attention: false });
-    // With the capture evidence not newer, the whole chain lands.
-    expect(projectStamp({ ...prev, evidenceAt: ev }, p)).toMatchObject({ state: 'idle', source: 'hook', evidenceAt: ev, attention: true });
+    expect(projectStamp(prev, p)).toMatchObject({ state: 'idle', detail: 'x', source: 'hook', since: ev, evidenceAt: ev, attention: true });
+    // A stored hook claim with newer evidence still holds the whole chain off.
+    expect(projectStamp({ ...prev, source: 'hook' }, p)).toMatchObject({ state: 'working', source: 'hook', evidenceAt: NOW + 5, attention: false });
   });
 
   it('ignores guards in advisory mode but keeps producer-side write-once since', () => {

@@ -85,7 +85,6 @@ describe('renderPublish, guarded', () => {
     [{ kind: 'unconditional' }, '0'],
     [{ kind: 'protect_hook' }, '#{==:#{@agent_source},hook}'],
     [{ kind: 'refresh_claim', state: 'working' }, '#{?#{==:#{@agent_state},working},0,1}'],
-    [{ kind: 'hook_arbitrate', evidenceAt: NOW }, `#{&&:#{==:#{@agent_source},hook},#{e|<:${NOW},#{@agent_evidence_at}}}`],
   ])('uses the plan guard %j for every tuple field', (guard, S) => {
     const cmds = renderPublish(P, plan({ state: 'working', detail: null, setAttention: false, guard }), { guarded: true, prev: null });
     expect(cmds).toEqual([
@@ -94,6 +93,26 @@ describe('renderPublish, guarded', () => {
       g('@agent_detail', S, ''),
       g('@agent_source', S, 'capture'),
       g('@agent_evidence_at', S, String(NOW - 7)),
+      plain('@agent_hash', '42'),
+      plain('@agent_pid', '4242'),
+      plain('@agent_name', 'claude'),
+      plain('@agent_stamped_at', String(NOW)),
+    ]);
+  });
+
+  it('a hook stamp writes evidence_at before source, under its arbitration guard', () => {
+    const S = `#{&&:#{==:#{@agent_source},hook},#{e|<:${NOW},#{@agent_evidence_at}}}`;
+    const guard: Guard = { kind: 'hook_arbitrate', evidenceAt: NOW };
+    const cmds = renderPublish(P, plan({ state: 'working', detail: null, source: 'hook', evidenceAt: NOW, since: NOW, setAttention: false, guard }), {
+      guarded: true,
+      prev: null,
+    });
+    expect(cmds).toEqual([
+      g('@agent_since', S, since('working', NOW, NOW)),
+      g('@agent_state', S, 'working'),
+      g('@agent_detail', S, ''),
+      g('@agent_evidence_at', S, String(NOW)),
+      g('@agent_source', S, 'hook'),
       plain('@agent_hash', '42'),
       plain('@agent_pid', '4242'),
       plain('@agent_name', 'claude'),

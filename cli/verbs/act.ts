@@ -1,0 +1,178 @@
+// `tma act`: fire a named action at agent panes through the broker, or list / preview actions.
+// Also the hidden `tma supervise`, the process a detached exec action runs under.
+
+import { createInterface } from 'node:readline';
+import type { ActionManifest } from '../../collector/core/action-manifest.js';
+import { fireAction, processAlive } from '../../collector/act/broker.js';
+import { readPaneFacts } from '../../collector/act/facts.js';
+import { humanNote, resultObject, resultsEnvelope, worstExit, type ActResult } from '../../collector/act/outcome.js';
+import { dryRunMany, dryRunOne, fireability, listObject, listText, type ListEntry, type PreviewContext } from '../../collector/act/preview.js';
+import { supervise } from '../../collector/act/supervise.js';
+import { pickTargets, planTargets } from '../../collector/act/targets.js';
+import { loadActions } from '../../collector/manifest-files.js';
+import { openRunner } from '../../collector/tmux/runner.js';
+import { targetFlags, tmuxBin } from '../../collector/tmux/target.js';
+import { isEmptySelector, selectRow } from '../../shared/selectors.js';
+import { toJsonLine } from '../../shared/row.js';
+import { flag, str, UsageError, type Parsed } from '../args.js';
+import { ExitError, guard, openLocal, targetOf } from '../local.js';
+import { selectorFrom } from '../selector-opts.js';
+import { withRepos } from './ls.js';
+
+const FIRE_FLAGS = ['all', 'dry-run', 'arg', 'force', 'yes', 'slot', 'expect-episode-ms', 'expect-permission-request'] as const;
+
+function binderValues(p: Parsed): { expectEpisodeMs: number | null; expectPermissionRequest: string | null } {
+  const ep = str(p.opts['expect-episode-ms']);
+  if (ep !== undefined && !/^\d+$/.test(ep)) throw new UsageError(`--expect-episode-ms needs an epoch in ms, got "${ep}"`);
+  const req = str(p.opts['expect-permission-request']);
+  if (req === '') throw new UsageError('--expect-permission-request needs a request id');
+  return { expectEpisodeMs: ep === undefined ? null : Number(ep), expectPermissionRequest: req ?? null };
+}
+
+function loadActionSet(): ActionManifest[] {
+  const set = loadActions({ env: process.env });
+  if (set.ok) return set.actions;
+  for (const i of set.issues) process.stderr.write(`tma: ${i.file}: ${i.problem}\n`);
+  throw new ExitError('action load failed', 1);
+}
+
+async function confirmBatch(action: ActionManifest, panes: string[]): Promise<boolean> {
+  if (!process.stdin.isTTY) return false;
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await new Promise<string>((resolve) => rl.question(`tma: ${action.label} (${action.name}) on ${panes.join(' ')}? [y/N] `, resolve));
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}
+
+export async function main(p: Parsed): Promise<number> {
+  const o = p.opts;
+  const list = flag(o.list);
+  const name = p.positionals[0];
+  if (p.positionals.length > 1) throw new UsageError(`unexpected argument "${p.positionals[1]}"`);
+  const sel = selectorFrom(p, { fleet: false });
+  const pane = str(o.pane) ?? null;
+  const all = flag(o.all);
+  if (list) {
+    if (name !== undefined) throw new UsageError('--list takes no action name');
+    if (o.agent !== undefined) throw new UsageError('--list cannot be combined with --agent');
+    const used = FIRE_FLAGS.find((f) => o[f] !== undefined);
+    if (used) throw new UsageError(`--list cannot be combined with --${used}`);
+  } else if (name === undefined) {
+    throw new UsageError('act needs an action name (or --list)');
+  }
+  if (pane !== null && o.agent !== undefined) throw new UsageError('--pane cannot be combined with --agent');
+  const binders = binderValues(p);
+  const slot = str(o.slot) ?? null;
+  if (slot === '') throw new UsageError('--slot needs a key');
+  // A receipt and a binder each name one dispatch to one pane; a fan-out has many.
+  if (all && (slot !== null || binders.expectEpisodeMs !== null || binders.expectPermissionRequest !== null)) {
+    throw new UsageError('--slot and --expect-* name a single pane; they cannot be combined with --all');
+  }
+  const args = (o.arg as string[] | undefined) ?? [];
+
+  return guard(async () => {
+    const actions = loadActionSet();
+    if (list) return listActions(p, actions, pane);
+    const action = actions.find((a) => a.name === name);
+    if (!action) throw new UsageError(`unknown action "${name}" (known: ${actions.map((a) => a.name).join(', ')})`);
+    if (args.length && action.kind === 'keys') throw new UsageError(`--arg is for exec actions; "${action.name}" sends keys`);
+
+    const plan = planTargets({ pane, selectorEmpty: isEmptySelector(sel), all, tmuxPane: process.env.TMUX_PANE ?? null });
+    if (plan.kind === 'usage') throw new UsageError(plan.message);
+
+    const local = await openLocal(p);
+    try {
+      let panes: string[];
+      if (plan.kind === 'pane') panes = [plan.pane];
+      else {
+        const res = await local.engine.cycle();
+        const needRepo = sel.repo !== null || sel.branch !== null;
+        const rows = needRepo ? await withRepos(res.rows, new Map(res.panes.map((x) => [x.rec.paneId, x.rec.currentPath]))) : res.rows;
+        const picked = pickTargets(rows.filter((r) => selectRow(sel, r)), all);
+        if (picked.kind === 'fail') {
+          if (picked.code === 2) throw new UsageError(picked.message);
+          throw new ExitError(picked.message, picked.code);
+        }
+        panes = picked.panes;
+      }
+      const runner = local.engine.runner;
+      const ctx: PreviewContext = { engine: local.engine, apiBase: local.config.apiBase, now: Date.now(), pidAlive: processAlive };
+
+      if (flag(o['dry-run'])) {
+        process.stdout.write(all ? await dryRunMany(runner, action, panes, ctx) : await dryRunOne(runner, action, panes[0]!, ctx, args));
+        return 0;
+      }
+
+      let yes = flag(o.yes);
+      if (action.confirm && !yes) yes = await confirmBatch(action, panes);
+      const config = str(p.globals.config);
+      const results: ActResult[] = [];
+      for (const target of panes) {
+        const r = await fireAction({
+          runner,
+          engine: local.engine,
+          action,
+          pane: target,
+          binders,
+          slot,
+          force: flag(o.force),
+          yes,
+          args,
+          apiBase: local.config.apiBase,
+          freshnessMs: local.config.fold.freshnessMs,
+          serverFlags: [...targetFlags(local.target), ...(config ? ['--config', config] : [])],
+          onNote: (m) => process.stderr.write(`tma: ${action.name} ${target}: ${m}\n`),
+        });
+        const n = humanNote(r);
+        if (n !== null) process.stderr.write(`tma: ${n}\n`);
+        results.push(r);
+      }
+      if (flag(o.json)) process.stdout.write(`${toJsonLine(all ? resultsEnvelope(results) : resultObject(results[0]!))}\n`);
+      return all ? worstExit(results) : results[0]!.exit_code;
+    } finally {
+      local.close();
+    }
+  });
+}
+
+async function listActions(p: Parsed, actions: ActionManifest[], pane: string | null): Promise<number> {
+  let entries: ListEntry[] = actions.map((action) => ({ action }));
+  if (pane !== null) {
+    const local = await openLocal(p);
+    try {
+      const f = await readPaneFacts(local.engine.runner, pane);
+      if (f === null) throw new ExitError(`pane ${pane} is gone`, 3);
+      const ctx: PreviewContext = { engine: local.engine, apiBase: local.config.apiBase, now: Date.now(), pidAlive: processAlive };
+      entries = actions.map((action) => {
+        const reason = fireability(action, f, ctx);
+        return { action, verdict: { fireable: reason === null, reason } };
+      });
+    } finally {
+      local.close();
+    }
+  }
+  process.stdout.write(flag(p.opts.json) ? `${toJsonLine(listObject(entries))}\n` : listText(entries));
+  return 0;
+}
+
+/** Hidden: `tma supervise --pane P --name N --nonce X --timeout-ms T -- COMMAND`. */
+export async function superviseMain(p: Parsed): Promise<number> {
+  const pane = str(p.opts.pane);
+  const name = str(p.opts.name);
+  const nonce = str(p.opts.nonce);
+  const timeoutMs = Number(str(p.opts['timeout-ms']));
+  const command = p.positionals[0];
+  if (!pane || !name || !nonce || !(timeoutMs > 0) || command === undefined) throw new UsageError('supervise: missing arguments');
+  const runner = await openRunner(targetOf(p), { mode: 'spawn', bin: tmuxBin(process.env) });
+  try {
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+    const end = await supervise(runner, { pane, name, nonce, timeoutMs, command }, env);
+    return end.kind === 'exited' ? end.code : end.kind === 'timeout' ? 124 : 1;
+  } finally {
+    runner.close();
+  }
+}

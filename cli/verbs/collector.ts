@@ -1,0 +1,147 @@
+// `tma collector`: the long-lived fleet collector. It follows every tmux server of this user (or
+// the ones named), runs the local engine on each, and publishes title-free rows to a hub, over a
+// WebSocket it dials (--hub) or over stdin/stdout (--stdio, run by the hub's ssh transport).
+
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { applyAgentConfig } from '../../collector/core/manifest-load.js';
+import { Engine } from '../../collector/engine/cycle.js';
+import { repoOf } from '../../collector/engine/repo.js';
+import { discover } from '../../collector/fleet/discovery.js';
+import { ServerEngines } from '../../collector/fleet/engines.js';
+import { Publisher } from '../../collector/fleet/publisher.js';
+import { stdioLink } from '../../collector/fleet/stdio-link.js';
+import { canonicalSocketPath, listenWake, wakeDir, wakeSocketPath } from '../../collector/fleet/wake.js';
+import { collectUrl, dialHub } from '../../collector/fleet/ws-link.js';
+import { loadAgentManifests } from '../../collector/manifest-files.js';
+import { hostName } from '../../collector/tmux/host.js';
+import { readProcessTable } from '../../collector/tmux/proc-table.js';
+import { openRunner } from '../../collector/tmux/runner.js';
+import { tmuxBin } from '../../collector/tmux/target.js';
+import { flag, str, UsageError, type Parsed } from '../args.js';
+import { ExitError, guard, loadLocalConfig } from '../local.js';
+import { VERSION } from '../version.js';
+
+const HOST_NAME = /^[A-Za-z0-9._-]{1,253}$/;
+
+const log = (line: string) => process.stderr.write(`tma collector: ${line}\n`);
+
+function hostOf(p: Parsed): string {
+  const given = str(p.opts['host-name']);
+  if (given !== undefined) {
+    if (!HOST_NAME.test(given)) throw new UsageError('--host-name uses letters, digits, dot, dash and underscore');
+    return given;
+  }
+  // Odd machine names still get a usable label rather than a refused hello.
+  return hostName().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 253);
+}
+
+function intervalOf(p: Parsed): number {
+  const v = str(p.opts.interval);
+  if (v === undefined) return 1000;
+  const secs = Number(v);
+  if (!/^\d+(\.\d+)?$/.test(v) || !(secs > 0)) throw new UsageError('--interval takes a positive number of seconds');
+  return Math.round(secs * 1000);
+}
+
+function readToken(file: string): string {
+  let token: string;
+  try {
+    token = readFileSync(file, 'utf8').trim();
+  } catch (e) {
+    throw new ExitError(`cannot read --token-file: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, 1);
+  }
+  if (!token) throw new ExitError('--token-file is empty', 1);
+  return token;
+}
+
+export async function main(p: Parsed): Promise<number> {
+  const stdio = flag(p.opts.stdio);
+  const hub = str(p.globals.hub);
+  if (stdio && hub) throw new UsageError('give --hub or --stdio, not both');
+  if (!stdio && !hub) throw new UsageError('tma collector needs --hub ws://HOST:PORT (with --token-file) or --stdio');
+  const tokenFile = str(p.globals['token-file']);
+  if (hub && !tokenFile) throw new UsageError('--hub needs --token-file');
+  const host = hostOf(p);
+  const intervalMs = intervalOf(p);
+  const url = hub ? collectUrl(hub) : null;
+
+  return guard(async () => {
+    const env = process.env;
+    const token = tokenFile ? readToken(tokenFile) : '';
+    const config = loadLocalConfig(p, env);
+    let set;
+    try {
+      set = applyAgentConfig(loadAgentManifests({ manifestDir: str(p.globals['manifest-dir']), env }), config.agents);
+    } catch (e) {
+      throw new ExitError(`manifests could not be loaded: ${(e as Error).message}`, 1);
+    }
+    for (const i of set.issues) log(`skipping manifest ${i.file}: ${i.problem}`);
+    if (set.manifests.length === 0) throw new ExitError('no agent manifest could be loaded', 1);
+    const bin = tmuxBin(env, config.tmuxBin);
+
+    const publisher = new Publisher({
+      host,
+      version: VERSION,
+      epoch: randomBytes(16).toString('hex'),
+      allowedActions: config.remote.allowActions ?? [],
+      log,
+    });
+    const engines = new ServerEngines({
+      discover: () =>
+        discover({
+          names: (p.globals['socket-name'] as string[] | undefined) ?? [],
+          paths: (p.globals['socket-path'] as string[] | undefined) ?? [],
+          env,
+        }),
+      open: async (target) =>
+        new Engine({
+          runner: await openRunner(target, { mode: 'control', bin }),
+          manifests: set.manifests,
+          fold: config.fold,
+          host,
+          readProcs: readProcessTable,
+        }),
+      sink: publisher,
+      intervalMs,
+      enrich: (res) => {
+        const cwd = new Map(res.panes.map((o) => [o.rec.paneId, o.rec.currentPath]));
+        return Promise.all(res.rows.map(async (r) => ({ ...r, ...(await repoOf(cwd.get(r.pane) ?? '')) })));
+      },
+      listenWake: async (socketPath, wake) => {
+        const path = wakeSocketPath(canonicalSocketPath(socketPath), wakeDir(env));
+        try {
+          const l = await listenWake(path, wake);
+          if (!l) log(`another collector answers hook wake-ups for ${socketPath}; this one sees them on its poll`);
+          return l;
+        } catch (e) {
+          log(`no hook wake-ups for ${socketPath}: ${(e as Error).message}`);
+          return null;
+        }
+      },
+      log,
+    });
+
+    let finish: (code: number) => void = () => undefined;
+    const done = new Promise<number>((r) => (finish = r));
+    let dialer: { stop(): void } | null = null;
+    const shutdown = (code: number) => {
+      dialer?.stop();
+      publisher.close();
+      engines.stop();
+      finish(code);
+    };
+    process.once('SIGINT', () => shutdown(0));
+    process.once('SIGTERM', () => shutdown(0));
+
+    if (stdio) {
+      const link = stdioLink(process.stdin, process.stdout);
+      link.onClose(() => shutdown(0));
+      publisher.attach(link);
+    } else {
+      dialer = dialHub({ url: url!, token, onLink: (link) => publisher.attach(link), log });
+    }
+    await engines.start();
+    return done;
+  });
+}

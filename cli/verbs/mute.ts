@@ -1,0 +1,58 @@
+// `tma mute`: silence notifications for agent panes for a while, indefinitely, or no longer.
+// Detection and every surface except the row's `muted` key are unaffected.
+
+import { DurationError, MUTE_SENTINEL, muteUntil, parseMuteDuration, type MuteDuration } from '../../collector/act/mute-duration.js';
+import { pickTargets, planTargets } from '../../collector/act/targets.js';
+import { chain } from '../../collector/core/stamp-render.js';
+import { KEY } from '../../collector/core/store-codec.js';
+import { isEmptySelector, selectRow } from '../../shared/selectors.js';
+import { flag, str, UsageError, type Parsed } from '../args.js';
+import { ExitError, guard, openLocal } from '../local.js';
+import { selectorFrom } from '../selector-opts.js';
+import { withRepos } from './ls.js';
+
+export async function main(p: Parsed): Promise<number> {
+  if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
+  const sel = selectorFrom(p, { fleet: false });
+  const clear = flag(p.opts.clear);
+  const forRaw = str(p.opts.for);
+  if (clear && forRaw !== undefined) throw new UsageError('--for cannot be combined with --clear');
+  let window: MuteDuration | null = null;
+  try {
+    if (forRaw !== undefined) window = parseMuteDuration(forRaw);
+  } catch (e) {
+    if (e instanceof DurationError) throw new UsageError(e.message);
+    throw e;
+  }
+  const pane = str(p.opts.pane) ?? null;
+  // Mute has no --all: a selector already means every match.
+  const plan = planTargets({ pane, selectorEmpty: isEmptySelector(sel), all: false, tmuxPane: process.env.TMUX_PANE ?? null });
+  if (plan.kind === 'usage') throw new UsageError(plan.message);
+
+  return guard(async () => {
+    const local = await openLocal(p);
+    try {
+      let panes: string[];
+      if (plan.kind === 'pane') panes = [plan.pane];
+      else {
+        const res = await local.engine.cycle();
+        const needRepo = sel.repo !== null || sel.branch !== null;
+        const rows = needRepo ? await withRepos(res.rows, new Map(res.panes.map((x) => [x.rec.paneId, x.rec.currentPath]))) : res.rows;
+        const picked = pickTargets(rows.filter((r) => selectRow(sel, r)), true);
+        if (picked.kind === 'fail') throw new ExitError(picked.message, 3);
+        panes = picked.panes;
+      }
+      // One clock read for every target, so a batch mutes until one instant.
+      const value = window === null ? MUTE_SENTINEL : muteUntil(Date.now(), window.ms);
+      const cmds = panes.map((t) =>
+        clear ? ['set-option', '-p', '-u', '-t', t, KEY.muteUntil] : ['set-option', '-p', '-t', t, KEY.muteUntil, String(value)],
+      );
+      await local.engine.runner.run(chain(cmds));
+      const what = clear ? 'unmuted' : window === null ? 'muted indefinitely' : `muted for ${window.label}`;
+      process.stdout.write(`tma: ${what}: ${panes.join(' ')}\n`);
+      return 0;
+    } finally {
+      local.close();
+    }
+  });
+}

@@ -1,0 +1,30 @@
+// The OpenCode permission-reply lane: answer the request over the agent's own HTTP API instead
+// of typing into its screen. One attempt, bounded, never retried and never turned into keys.
+
+import type { ApiReply } from '../core/action-manifest.js';
+
+export type ApiEnd = { kind: 'replied' } | { kind: 'gone' } | { kind: 'error'; message: string };
+
+export function replyUrl(endpoint: string, requestId: string): string {
+  return `${endpoint.replace(/\/+$/, '')}/permission/${encodeURIComponent(requestId)}/reply`;
+}
+
+export async function replyPermission(endpoint: string, requestId: string, reply: ApiReply, timeoutMs: number): Promise<ApiEnd> {
+  let res: Response;
+  try {
+    res = await fetch(replyUrl(endpoint, requestId), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ reply }),
+      redirect: 'error',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (e) {
+    return { kind: 'error', message: `API request failed: ${(e as Error).message}` };
+  }
+  // Drain so the socket is released promptly.
+  await res.arrayBuffer().catch(() => undefined);
+  if (res.status >= 200 && res.status < 300) return { kind: 'replied' };
+  if (res.status === 404) return { kind: 'gone' };
+  return { kind: 'error', message: `API answered HTTP ${res.status}` };
+}

@@ -1,0 +1,205 @@
+// Firing one action on one pane. The order is the safety argument: gate on what the pane shows
+// (re-detected if the stamp is stale), take the pane's lock, read the pane again under the lock
+// and gate again (plus the caller's binders), act once, release. Callable as a library: a
+// collector runs it on behalf of a hub, with the slot as the idempotency key.
+
+import { randomBytes } from 'node:crypto';
+import type { ActionManifest } from '../core/action-manifest.js';
+import { renderLockAcquire, renderLockRead, renderLockRelease } from '../core/stamp-render.js';
+import type { Engine } from '../engine/cycle.js';
+import { isPaneGone, TmuxError } from '../tmux/errors.js';
+import type { TmuxRunner } from '../tmux/runner.js';
+import { replyPermission } from './api-lane.js';
+import { runCommand } from './exec.js';
+import { baseEnv, execEnv } from './exec-env.js';
+import { readPaneFacts, type PaneFacts } from './facts.js';
+import { apiPrecondition, apiTransportFor, binderRefusal, endpointFor, gate } from './gate.js';
+import { formatLockValue, holdsLock, lockExpiry, lockHeld, nonceFromBytes } from './lock-value.js';
+import { actResult, type ActReason, type ActResult, type GateReason } from './outcome.js';
+import { claimSlot, receiptsDir, recordResult } from './receipts.js';
+import { spawnSupervisor } from './supervise.js';
+
+export const ACT_FRESHNESS_MS = 3000;
+
+export interface Binders {
+  expectEpisodeMs?: number | null;
+  expectPermissionRequest?: string | null;
+}
+
+export interface FireOptions {
+  runner: TmuxRunner;
+  engine: Engine;
+  action: ActionManifest;
+  pane: string;
+  binders?: Binders;
+  /** Idempotency key; the result then carries `cached`. */
+  slot?: string | null;
+  force?: boolean;
+  /** Confirmation already given for a `confirm = true` action. */
+  yes?: boolean;
+  /** `--arg` values (exec only). */
+  args?: string[];
+  /** `[api.<agent>] api_base` fallbacks. */
+  apiBase?: Readonly<Record<string, string>>;
+  /** A keys stamp at least this old is re-detected before the gate (default 3000). */
+  freshnessMs?: number;
+  /** Environment for the receipts directory and the exec child (default process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** The same server as tma flags, forwarded to a detached supervisor. */
+  serverFlags?: string[];
+  /** Sync exec stdio: the CLI passes it through, a collector does not. */
+  stdio?: 'inherit' | 'ignore';
+  now?: () => number;
+  pidAlive?: (pid: number) => boolean;
+  /** Messages that do not fit the result object (tmux stderr, HTTP failures). */
+  onNote?: (message: string) => void;
+}
+
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** How long the lock must outlive the fire. */
+function lockBound(action: ActionManifest): number {
+  return action.kind === 'exec' && action.detach ? action.detachTimeoutMs : action.timeoutMs;
+}
+
+function hasContextTelemetry(engine: Engine, agent: string | null): boolean {
+  return engine.manifests.some((m) => m.name === agent && m.telemetry.context !== null);
+}
+
+/** Every refusal that depends only on what the pane shows, in the order they are reported. */
+export function refusalFor(o: FireOptions, f: PaneFacts): GateReason | null {
+  const action = o.action;
+  const g = gate(action, f, { hasContextTelemetry: hasContextTelemetry(o.engine, f.agent), force: o.force ?? false });
+  if (g === 'wrong-agent') return g;
+  const b = binderRefusal(o.binders ?? {}, { episodeMs: f.episodeMs, permissionRequest: f.permissionRequest });
+  if (b !== null) return b;
+  if (g !== null) return g;
+  return apiPrecondition(action, f.agent, f.permissionRequest, endpointFor(f.apiEndpoint, f.agent, o.apiBase ?? {}));
+}
+
+class Finished {
+  constructor(readonly result: ActResult) {}
+}
+
+/** Fire `action` on `pane`. Never throws for runtime failures: they become `error` results. */
+export async function fireAction(o: FireOptions): Promise<ActResult> {
+  const note = o.onNote ?? (() => {});
+  if (!o.slot) return fireOnce(o).catch((e) => failure(o, e, note));
+  let socket: string;
+  try {
+    socket = (await o.engine.server.get()).socketPath;
+  } catch (e) {
+    return { ...failure(o, e, note), cached: false };
+  }
+  const claim = claimSlot(receiptsDir(o.env ?? process.env), o.slot, socket, o.action.name, o.pane);
+  if (claim.kind === 'replay') return claim.result;
+  const result = await fireOnce(o).catch((e) => failure(o, e, note));
+  recordResult(claim.path, result);
+  return { ...result, cached: false };
+}
+
+function failure(o: FireOptions, e: unknown, note: (m: string) => void): ActResult {
+  if (e instanceof Finished) return e.result;
+  if (e instanceof TmuxError) note(e.kind === 'server-gone' ? 'no tmux server running' : e.message);
+  else note((e as Error).message);
+  return actResult(o.action.name, o.pane, 'error');
+}
+
+async function fireOnce(o: FireOptions): Promise<ActResult> {
+  const { action, pane, runner } = o;
+  const now = o.now ?? Date.now;
+  const done = (outcome: ActResult['outcome'], reason: ActReason | null = null, code = 0): ActResult =>
+    actResult(action.name, pane, outcome, reason, code);
+
+  // A confirm action never fires on an implied yes.
+  if (action.confirm && !o.yes) return done('error');
+
+  let f = await readPaneFacts(runner, pane);
+  if (f === null) return done('vanished', 'pane-gone');
+
+  if (action.kind === 'keys' && !o.force) {
+    const t = now();
+    const fresh = o.freshnessMs ?? ACT_FRESHNESS_MS;
+    if (f.stampedAt === 0 || f.stampedAt > t || t - f.stampedAt >= fresh) {
+      await o.engine.cycle();
+      f = await readPaneFacts(runner, pane);
+      if (f === null) return done('vanished', 'pane-gone');
+    }
+  }
+  const before = refusalFor(o, f);
+  if (before !== null) return done('refused', before);
+
+  const alive = o.pidAlive ?? processAlive;
+  if (lockHeld(f.lock, now(), alive)) return done('refused', 'locked');
+  const nonce = nonceFromBytes(randomBytes(16));
+  const t0 = now();
+  const value = formatLockValue({ expiryMs: lockExpiry(t0, lockBound(action)), nonce, pid: process.pid, name: action.name });
+  const acquired = await tmux(o, () => runner.runChain([renderLockAcquire(pane, value, t0), renderLockRead(pane)]));
+  if (!holdsLock((acquired[1] ?? '').trim(), nonce)) return done('refused', 'locked');
+
+  let handedOver = false;
+  try {
+    const g = await readPaneFacts(runner, pane);
+    if (g === null) return done('vanished', 'pane-gone');
+    // The same agent process must still be there: a new one is a different conversation.
+    if (g.agent !== f.agent || (f.pid !== 0 && g.pid !== 0 && g.pid !== f.pid)) return done('refused', 'wrong-agent');
+    const under = refusalFor(o, g);
+    if (under !== null) return done('refused', under);
+
+    if (action.kind === 'keys') {
+      const api = apiTransportFor(action, g.agent);
+      if (api !== null) {
+        const ep = endpointFor(g.apiEndpoint, g.agent, o.apiBase ?? {})!;
+        const end = await replyPermission(ep, g.permissionRequest!, api.reply, action.timeoutMs);
+        if (end.kind === 'replied') return done('replied');
+        if (end.kind === 'gone') return done('vanished', 'request-gone');
+        o.onNote?.(end.message);
+        return done('error');
+      }
+      const keys = action.keys[g.agent!]!;
+      await tmux(o, () => runner.run(['send-keys', '-t', pane, ...keys]));
+      return done('sent');
+    }
+
+    const env = { ...baseEnv(o.env ?? process.env), ...execEnv(action.name, g, o.args ?? []) };
+    if (action.detach) {
+      const started = await spawnSupervisor(
+        { pane, name: action.name, nonce, timeoutMs: action.detachTimeoutMs, command: action.command },
+        o.serverFlags ?? [],
+        env,
+      );
+      if (!started.ok) {
+        o.onNote?.(started.message);
+        return done('error');
+      }
+      handedOver = true;
+      return done('spawned');
+    }
+    const end = await runCommand(action.command, env, action.timeoutMs, o.stdio ?? 'inherit');
+    if (end.kind === 'exited') return done('exited', null, end.code);
+    if (end.kind === 'timeout') return done('timeout');
+    o.onNote?.(end.message);
+    return done('error');
+  } finally {
+    if (!handedOver) await runner.run(renderLockRelease(pane, nonce)).catch(() => undefined);
+  }
+}
+
+/** Run a tmux step of the fire; a pane gone under us is `vanished`, other failures `error`. */
+async function tmux<T>(o: FireOptions, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (e) {
+    if (e instanceof TmuxError && e.kind === 'failed' && isPaneGone(e.stderr)) {
+      throw new Finished(actResult(o.action.name, o.pane, 'vanished', 'pane-gone'));
+    }
+    throw e;
+  }
+}

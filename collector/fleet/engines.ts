@@ -1,0 +1,156 @@
+// One engine per tmux server, each over its own long-lived control-mode client, cycling on a
+// timer and at once when woken. Servers that appear are picked up by the periodic rescan; a
+// server that goes away is dropped and reported gone. Rows go to the publisher after each cycle.
+
+import type { AgentRow, ProtocolRow } from '../../shared/row.js';
+import { protocolRowObject } from '../../shared/row.js';
+import type { CycleResult, Engine } from '../engine/cycle.js';
+import { TmuxError } from '../tmux/errors.js';
+import type { ServerTarget } from '../tmux/target.js';
+import type { Discovered } from './discovery.js';
+
+export interface RowSink {
+  update(server: string, incarnation: string, rows: readonly ProtocolRow[]): void;
+  gone(server: string): void;
+  markReady(): void;
+}
+
+export interface EnginesOptions {
+  discover: () => Promise<Discovered[]>;
+  open: (target: ServerTarget) => Promise<Engine>;
+  sink: RowSink;
+  intervalMs: number;
+  rescanMs?: number;
+  /** Rows of a cycle as published (e.g. with repo labels filled in); default: the engine's rows. */
+  enrich?: (res: CycleResult) => Promise<AgentRow[]>;
+  /** Start listening for wake-ups for a server; returns how to stop, or null when not possible. */
+  listenWake?: (socketPath: string, wake: () => void) => Promise<{ close(): void } | null>;
+  log?: (line: string) => void;
+}
+
+interface Tracked {
+  key: string;
+  engine: Engine;
+  timer: ReturnType<typeof setTimeout> | null;
+  running: boolean;
+  again: boolean;
+  dropped: boolean;
+  /** Set once the first cycle read the server's facts. */
+  published: string | null;
+  wake: { close(): void } | null;
+  lastError: string;
+}
+
+export class ServerEngines {
+  private readonly tracked = new Map<string, Tracked>();
+  private rescanTimer: ReturnType<typeof setInterval> | null = null;
+  private stopped = false;
+  private readonly log: (line: string) => void;
+
+  constructor(private readonly opts: EnginesOptions) {
+    this.log = opts.log ?? (() => undefined);
+  }
+
+  /** First scan and a first cycle of every server found, then ready; keeps following after. */
+  async start(): Promise<void> {
+    await this.rescan();
+    await Promise.all([...this.tracked.values()].map((t) => this.cycle(t)));
+    this.opts.sink.markReady();
+    this.rescanTimer = setInterval(() => void this.rescan().catch((e: Error) => this.log(`rescan failed: ${e.message}`)), this.opts.rescanMs ?? 2000);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.rescanTimer) clearInterval(this.rescanTimer);
+    for (const t of this.tracked.values()) this.release(t);
+    this.tracked.clear();
+  }
+
+  /** Servers followed right now, by canonical socket path. */
+  keys(): string[] {
+    return [...this.tracked.keys()];
+  }
+
+  /** Cycle this server now (a hook changed something). */
+  wake(key: string): void {
+    const t = this.tracked.get(key);
+    if (t) void this.cycle(t);
+  }
+
+  private async rescan(): Promise<void> {
+    const found = await this.opts.discover();
+    for (const d of found) {
+      if (this.stopped || this.tracked.has(d.key)) continue;
+      let engine: Engine;
+      try {
+        engine = await this.opts.open(d.target);
+      } catch (e) {
+        this.log(`cannot follow ${d.key}: ${(e as Error).message}`);
+        continue;
+      }
+      if (this.stopped || this.tracked.has(d.key)) {
+        engine.runner.close();
+        continue;
+      }
+      const t: Tracked = { key: d.key, engine, timer: null, running: false, again: false, dropped: false, published: null, wake: null, lastError: '' };
+      this.tracked.set(d.key, t);
+      this.log(`following tmux server ${d.key}`);
+      if (this.rescanTimer) void this.cycle(t);
+    }
+  }
+
+  private async cycle(t: Tracked): Promise<void> {
+    if (t.dropped) return;
+    if (t.running) {
+      t.again = true;
+      return;
+    }
+    if (t.timer) clearTimeout(t.timer);
+    t.timer = null;
+    t.running = true;
+    try {
+      do {
+        t.again = false;
+        // Re-read pid and start time every cycle: a server restarted behind the same socket is a
+        // new incarnation even if the control client re-attached without us noticing.
+        t.engine.server.forget();
+        const res = await t.engine.cycle();
+        const info = await t.engine.server.get();
+        const rows = this.opts.enrich ? await this.opts.enrich(res) : res.rows;
+        if (t.dropped) return;
+        this.opts.sink.update(info.socketPath, info.incarnation, rows.map((r) => protocolRowObject(r)));
+        if (t.published === null) {
+          t.published = info.socketPath;
+          if (this.opts.listenWake) t.wake = await this.opts.listenWake(info.socketPath, () => this.wake(t.key));
+        }
+        t.lastError = '';
+      } while (t.again && !t.dropped);
+    } catch (e) {
+      if (e instanceof TmuxError && e.kind === 'server-gone') {
+        this.drop(t);
+        return;
+      }
+      const msg = (e as Error).message;
+      if (msg !== t.lastError) this.log(`cycle on ${t.key} failed: ${msg}`);
+      t.lastError = msg;
+    } finally {
+      t.running = false;
+    }
+    if (!t.dropped && !this.stopped) t.timer = setTimeout(() => void this.cycle(t), this.opts.intervalMs);
+  }
+
+  private drop(t: Tracked): void {
+    this.release(t);
+    this.tracked.delete(t.key);
+    this.log(`tmux server ${t.key} is gone`);
+    if (t.published !== null) this.opts.sink.gone(t.published);
+  }
+
+  private release(t: Tracked): void {
+    t.dropped = true;
+    if (t.timer) clearTimeout(t.timer);
+    t.timer = null;
+    t.wake?.close();
+    t.engine.runner.close();
+  }
+}

@@ -1,0 +1,256 @@
+// The collector's half of a link: hello, then a snapshot or a replay, then deltas and server
+// events as the engines report, heartbeats, and answers to act requests.
+//
+// Every change gets its sequence number when it happens, whether or not a hub is listening, and
+// goes into a ring; a hub that comes back on the same epoch is replayed what it missed, or sent
+// a fresh snapshot when the ring no longer reaches back far enough.
+
+import {
+  DEAD_AFTER_HEARTBEATS,
+  HEARTBEAT_MS,
+  MAX_FRAME_BYTES,
+  PROTOCOL_VERSION,
+  decodeFrame,
+  encodeFrame,
+  type ActResult,
+  type CollectorFrame,
+  type HubFrame,
+  type ServerState,
+} from '../../shared/protocol.js';
+import type { FrameLink } from '../../shared/link.js';
+import { protocolRowObject, type ProtocolRow } from '../../shared/row.js';
+import { diffRows, splitDelta, splitSnapshot, viewOf, type RowView } from './frame-split.js';
+import { FrameRing } from './ring.js';
+
+export type ActRequest = Extract<HubFrame, { type: 'act' }>;
+
+export interface PublisherOptions {
+  host: string;
+  version: string;
+  /** Random hex, new per process start: sequence numbers only mean something within one. */
+  epoch: string;
+  allowedActions: readonly string[];
+  onAct?: (req: ActRequest) => Promise<ActResult>;
+  now?: () => number;
+  heartbeatMs?: number;
+  ringFrames?: number;
+  ringBytes?: number;
+  maxFrameBytes?: number;
+  log?: (line: string) => void;
+}
+
+interface ServerEntry {
+  incarnation: string;
+  rows: RowView;
+}
+
+interface Session {
+  link: FrameLink;
+  /** Welcomed and brought up to date: live frames go out as they happen. */
+  live: boolean;
+  /** A welcome arrived before the engines' first round; answered once ready. */
+  pendingResume: number | null | undefined;
+  lastHeard: number;
+  timer: ReturnType<typeof setInterval>;
+}
+
+type Sequenced = { type: 'delta'; server: string; incarnation: string; upserts: ProtocolRow[]; removals: string[] } | {
+  type: 'server';
+  event: 'appeared' | 'incarnation' | 'gone';
+  server: string;
+  incarnation: string;
+};
+
+export class Publisher {
+  private seqNo = 0;
+  private readonly servers = new Map<string, ServerEntry>();
+  private readonly ring: FrameRing;
+  private session: Session | null = null;
+  private ready = false;
+  private readonly now: () => number;
+  private readonly heartbeatMs: number;
+  private readonly maxFrameBytes: number;
+  private readonly log: (line: string) => void;
+
+  constructor(private readonly opts: PublisherOptions) {
+    this.ring = new FrameRing(opts.ringFrames, opts.ringBytes);
+    this.now = opts.now ?? Date.now;
+    this.heartbeatMs = opts.heartbeatMs ?? HEARTBEAT_MS;
+    this.maxFrameBytes = opts.maxFrameBytes ?? MAX_FRAME_BYTES;
+    this.log = opts.log ?? (() => undefined);
+  }
+
+  /** The last sequence number of this epoch. */
+  get seq(): number {
+    return this.seqNo;
+  }
+
+  get epoch(): string {
+    return this.opts.epoch;
+  }
+
+  /** Take over a new link (a reconnect replaces the old one) and say hello on it. */
+  attach(link: FrameLink): void {
+    this.detach('replaced by a new link');
+    const s: Session = {
+      link,
+      live: false,
+      pendingResume: undefined,
+      lastHeard: this.now(),
+      timer: setInterval(() => this.tick(s), this.heartbeatMs),
+    };
+    this.session = s;
+    link.onMessage((text) => this.receive(s, text));
+    link.onClose(() => {
+      clearInterval(s.timer);
+      if (this.session === s) this.session = null;
+    });
+    this.send(s, {
+      type: 'hello',
+      protocol: PROTOCOL_VERSION,
+      host: this.opts.host,
+      collector_version: this.opts.version,
+      epoch: this.opts.epoch,
+      actions_allowed: [...this.opts.allowedActions],
+    });
+  }
+
+  /** The engines finished their first round: a snapshot now tells the truth. */
+  markReady(): void {
+    if (this.ready) return;
+    this.ready = true;
+    const s = this.session;
+    if (s && s.pendingResume !== undefined) this.sync(s, s.pendingResume);
+  }
+
+  /** A server's rows after a cycle. Only what changed is sent. */
+  update(server: string, incarnation: string, rows: readonly ProtocolRow[]): void {
+    const clean = rows.map((r) => protocolRowObject(r));
+    const prev = this.servers.get(server);
+    if (!prev || prev.incarnation !== incarnation) {
+      this.servers.set(server, { incarnation, rows: viewOf(clean) });
+      if (!this.ready) return;
+      this.emit({ type: 'server', event: prev ? 'incarnation' : 'appeared', server, incarnation });
+      this.emitDelta({ type: 'delta', server, incarnation, upserts: clean, removals: [] });
+      return;
+    }
+    const d = diffRows(prev.rows, clean);
+    prev.rows = d.next;
+    if (this.ready) this.emitDelta({ type: 'delta', server, incarnation, upserts: d.upserts, removals: d.removals });
+  }
+
+  /** A server went away: its rows go with it. */
+  gone(server: string): void {
+    const prev = this.servers.get(server);
+    if (!prev) return;
+    this.servers.delete(server);
+    if (this.ready) this.emit({ type: 'server', event: 'gone', server, incarnation: prev.incarnation });
+  }
+
+  /** Everything published right now, as a snapshot carries it. */
+  state(): ServerState[] {
+    return [...this.servers].map(([server, e]) => ({ server, incarnation: e.incarnation, rows: [...e.rows.values()].map((v) => v.row) }));
+  }
+
+  close(reason = 'collector stopping'): void {
+    this.detach(reason);
+  }
+
+  private detach(reason: string): void {
+    const s = this.session;
+    if (!s) return;
+    this.session = null;
+    clearInterval(s.timer);
+    s.link.close(reason);
+  }
+
+  private receive(s: Session, text: string): void {
+    if (this.session !== s) return;
+    s.lastHeard = this.now();
+    const r = decodeFrame<HubFrame>(text, 'from-hub');
+    if (!r.ok) {
+      this.log(`hub sent a bad frame (${r.error.code}): ${r.error.message}`);
+      this.send(s, r.error);
+      return;
+    }
+    const f = r.frame;
+    switch (f.type) {
+      case 'welcome':
+        if (f.protocol !== PROTOCOL_VERSION) {
+          this.log(`hub speaks protocol ${f.protocol}, this collector ${PROTOCOL_VERSION}; closing`);
+          this.detach('protocol mismatch');
+          return;
+        }
+        if (this.ready) this.sync(s, f.resume_from);
+        else s.pendingResume = f.resume_from;
+        return;
+      case 'heartbeat':
+        return;
+      case 'error':
+        this.log(`hub error ${f.code}: ${f.message}`);
+        return;
+      case 'act':
+        void this.answer(s, f);
+        return;
+    }
+  }
+
+  /** Bring a welcomed hub up to date: replay what it missed if held, else a fresh snapshot. */
+  private sync(s: Session, resumeFrom: number | null): void {
+    s.pendingResume = undefined;
+    const replay = resumeFrom === null ? null : this.ring.since(resumeFrom, this.seqNo);
+    if (replay) {
+      for (const text of replay) s.link.send(text);
+    } else {
+      const parts = splitSnapshot(this.state(), this.opts.epoch, this.maxFrameBytes);
+      parts.forEach((servers, i) =>
+        this.send(s, { type: 'snapshot', epoch: this.opts.epoch, seq: this.seqNo, servers, complete: i === parts.length - 1 }),
+      );
+    }
+    s.live = true;
+  }
+
+  private async answer(s: Session, req: ActRequest): Promise<void> {
+    let result: ActResult;
+    const base = { schema: 1 as const, action: req.action, pane: req.pane, host: this.opts.host, server: req.server };
+    if (!this.opts.onAct) {
+      result = { ...base, outcome: 'error', exit_code: 1, reason: 'not-supported' };
+    } else {
+      try {
+        result = await this.opts.onAct(req);
+      } catch (e) {
+        this.log(`act ${req.action} on ${req.pane} failed: ${(e as Error).message}`);
+        result = { ...base, outcome: 'error', exit_code: 1, reason: 'internal' };
+      }
+    }
+    // The hub matches results by id; a result for a link that has since closed is dropped there.
+    if (this.session === s) this.send(s, { type: 'act_result', id: req.id, result });
+  }
+
+  private tick(s: Session): void {
+    if (this.session !== s) return;
+    if (this.now() - s.lastHeard >= DEAD_AFTER_HEARTBEATS * this.heartbeatMs) {
+      this.log(`hub silent for ${DEAD_AFTER_HEARTBEATS} heartbeat intervals; dropping the link`);
+      this.detach('hub silent');
+      return;
+    }
+    this.send(s, { type: 'heartbeat', at: this.now(), seq: this.seqNo });
+  }
+
+  private emitDelta(d: Extract<Sequenced, { type: 'delta' }>): void {
+    for (const part of splitDelta(d, this.opts.epoch, this.maxFrameBytes)) this.emit({ type: 'delta', ...part });
+  }
+
+  private emit(body: Sequenced): void {
+    this.seqNo += 1;
+    const frame = { ...body, epoch: this.opts.epoch, seq: this.seqNo } as CollectorFrame;
+    const text = encodeFrame(frame);
+    this.ring.push(this.seqNo, text);
+    const s = this.session;
+    if (s?.live) s.link.send(text);
+  }
+
+  private send(s: Session, frame: CollectorFrame): void {
+    s.link.send(encodeFrame(frame));
+  }
+}

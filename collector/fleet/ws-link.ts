@@ -1,0 +1,134 @@
+// The collector dials its hub: a WebSocket to /v1/collect with a bearer token, redialled with
+// capped, fully jittered exponential backoff whenever it drops. Each connection is handed out as
+// a FrameLink; the publisher takes it over and says hello.
+
+import WebSocket from 'ws';
+import type { FrameLink } from '../../shared/link.js';
+import { MAX_FRAME_BYTES } from '../../shared/protocol.js';
+import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
+
+/** `ws://host:port` and `ws://host:port/` mean the collect endpoint; any other path is kept. */
+export function collectUrl(hub: string): string {
+  let u: URL;
+  try {
+    u = new URL(hub);
+  } catch {
+    throw new Error(`--hub ${JSON.stringify(hub)} is not a URL (want ws://HOST:PORT)`);
+  }
+  if (u.protocol !== 'ws:' && u.protocol !== 'wss:') throw new Error(`--hub must be a ws:// or wss:// URL, not ${u.protocol}`);
+  if (u.pathname === '' || u.pathname === '/') u.pathname = '/v1/collect';
+  return u.toString();
+}
+
+function wsLink(ws: WebSocket): FrameLink {
+  const msg: ((t: string) => void)[] = [];
+  const closed: ((r: string) => void)[] = [];
+  let open = true;
+  const end = (reason: string) => {
+    if (!open) return;
+    open = false;
+    closed.forEach((cb) => cb(reason));
+  };
+  ws.on('message', (data, isBinary) => {
+    if (!open || isBinary) return;
+    const text = data.toString();
+    msg.forEach((cb) => cb(text));
+  });
+  ws.on('close', (code, why) => end(`closed (${code}${why.length ? `: ${why.toString()}` : ''})`));
+  ws.on('error', (e) => end(e.message));
+  return {
+    send(text) {
+      if (open && ws.readyState === WebSocket.OPEN) ws.send(text);
+    },
+    onMessage(cb) {
+      msg.push(cb);
+    },
+    onClose(cb) {
+      closed.push(cb);
+    },
+    close(reason = 'closed') {
+      if (!open) return;
+      ws.close(1000, reason.slice(0, 120));
+      // A hub that never completes the closing handshake must not keep the socket around.
+      setTimeout(() => ws.terminate(), 2000).unref();
+      end(reason);
+    },
+  };
+}
+
+export interface DialOptions {
+  url: string;
+  token: string;
+  onLink: (link: FrameLink) => void;
+  log?: (line: string) => void;
+  backoff?: BackoffPolicy;
+  random?: () => number;
+}
+
+export interface Dialer {
+  stop(): void;
+}
+
+/** Keep a link to the hub up until stopped. */
+export function dialHub(opts: DialOptions): Dialer {
+  const log = opts.log ?? (() => undefined);
+  const policy = opts.backoff ?? DEFAULT_BACKOFF;
+  const random = opts.random ?? Math.random;
+  let attempt = 0;
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let current: FrameLink | null = null;
+
+  const retry = (why: string) => {
+    if (stopped) return;
+    const delay = backoffDelay(attempt++, policy, random);
+    log(`hub link ${why}; reconnecting in ${delay} ms`);
+    timer = setTimeout(connect, delay);
+  };
+
+  function connect() {
+    timer = null;
+    if (stopped) return;
+    const ws = new WebSocket(opts.url, {
+      headers: { authorization: `Bearer ${opts.token}` },
+      maxPayload: MAX_FRAME_BYTES + 1024,
+      handshakeTimeout: 10_000,
+      perMessageDeflate: false,
+    });
+    let opened = false;
+    ws.on('unexpected-response', (_req, res) => {
+      ws.terminate();
+      retry(`refused by the hub (HTTP ${res.statusCode})`);
+    });
+    ws.on('open', () => {
+      opened = true;
+      const link = wsLink(ws);
+      current = link;
+      // A hub that answered is a good sign, but only a hub that talks resets the backoff.
+      link.onMessage(() => (attempt = 0));
+      link.onClose((reason) => {
+        if (current === link) current = null;
+        retry(reason);
+      });
+      opts.onLink(link);
+    });
+    ws.on('error', (e) => {
+      if (!opened && ws.readyState !== WebSocket.OPEN) {
+        // 'close' follows an error before open; retry from there to avoid double scheduling.
+        log(`hub ${opts.url}: ${e.message}`);
+      }
+    });
+    ws.on('close', () => {
+      if (!opened && timer === null && !stopped) retry('could not connect');
+    });
+  }
+
+  connect();
+  return {
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      current?.close('collector stopping');
+    },
+  };
+}

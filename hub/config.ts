@@ -1,0 +1,220 @@
+// hub.toml: strict like config.toml — a misspelt key in a file that holds credentials must stop the
+// hub rather than quietly open or close a door. Token files are resolved against the config file's
+// folder so a config and its secrets can move together.
+
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { z } from 'zod';
+import { DEAD_AFTER_HEARTBEATS, HEARTBEAT_MS } from '../shared/protocol.js';
+
+export const DEFAULT_LISTEN = '127.0.0.1:7480';
+/** A host silent for this many heartbeat intervals is stale (when stale_after_secs is unset). */
+export const staleAfterDefault = (heartbeatMs: number = HEARTBEAT_MS) => heartbeatMs * DEAD_AFTER_HEARTBEATS;
+export const DEFAULT_LOST_AFTER_MS = 86_400_000;
+export const DEFAULT_SSH_COMMAND = 'tma collector --stdio';
+
+const hostName = z.string().min(1).max(253).regex(/^[A-Za-z0-9._-]+$/, 'host names use letters, digits, dot, dash, underscore');
+const secs = z.number().positive();
+
+const collectorEntry = z.strictObject({
+  host: hostName,
+  token: z.string().optional(),
+  token_file: z.string().min(1).optional(),
+});
+
+const clientEntry = z.strictObject({
+  name: z.string().min(1).max(128),
+  token: z.string().optional(),
+  token_file: z.string().min(1).optional(),
+  role: z.enum(['viewer', 'operator']),
+});
+
+const sshEntry = z.strictObject({
+  name: hostName,
+  host: z.string().min(1),
+  port: z.number().int().min(1).max(65535).default(22),
+  user: z.string().min(1),
+  identity: z.string().min(1),
+  known_hosts: z.string().min(1),
+  command: z.string().min(1).default(DEFAULT_SSH_COMMAND),
+});
+
+const hubSchema = z.strictObject({
+  listen: z.string().optional(),
+  stale_after_secs: secs.optional(),
+  lost_after_secs: secs.optional(),
+  collector: z.array(collectorEntry).optional(),
+  client: z.array(clientEntry).optional(),
+  ssh: z.array(sshEntry).optional(),
+});
+
+export type Role = 'viewer' | 'operator';
+
+export interface ListenAddress {
+  host: string;
+  port: number;
+}
+
+export interface CollectorCredential {
+  host: string;
+  token: string;
+}
+
+export interface ClientCredential {
+  name: string;
+  token: string;
+  role: Role;
+}
+
+export interface SshTarget {
+  name: string;
+  host: string;
+  port: number;
+  user: string;
+  identity: string;
+  known_hosts: string;
+  command: string;
+}
+
+export interface HubConfig {
+  listen: ListenAddress;
+  /** null: three heartbeat intervals, whatever the interval is. */
+  staleAfterMs: number | null;
+  lostAfterMs: number;
+  collectors: CollectorCredential[];
+  clients: ClientCredential[];
+  ssh: SshTarget[];
+}
+
+export class HubConfigError extends Error {}
+
+/** `host:port`, with IPv6 hosts in brackets (`[::1]:7480`). Port 0 asks the OS for a free one. */
+export function parseListen(text: string): ListenAddress {
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:\s[\]]+)):(\d{1,5})$/.exec(text.trim());
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw new HubConfigError(`listen "${text}": expected HOST:PORT (port 0–65535)`);
+  return { host: (m[1] ?? m[2])!, port };
+}
+
+function issuePath(path: readonly PropertyKey[]): string {
+  return path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+}
+
+export type ReadTokenFile = (path: string) => string;
+
+const readTokenFromDisk: ReadTokenFile = (path) => readFileSync(path, 'utf8');
+
+function resolveToken(
+  file: string,
+  where: string,
+  entry: { token?: string | undefined; token_file?: string | undefined },
+  read: ReadTokenFile,
+): string {
+  if (entry.token !== undefined && entry.token_file !== undefined) {
+    throw new HubConfigError(`${file}: ${where}: set token or token_file, not both`);
+  }
+  let token: string;
+  if (entry.token_file !== undefined) {
+    const path = isAbsolute(entry.token_file) ? entry.token_file : resolve(dirname(file), entry.token_file);
+    try {
+      token = read(path);
+    } catch (e) {
+      throw new HubConfigError(`${file}: ${where}.token_file: cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+  } else if (entry.token !== undefined) {
+    token = entry.token;
+  } else {
+    throw new HubConfigError(`${file}: ${where}: token or token_file is required`);
+  }
+  token = token.trim();
+  // The message names the entry, never the token's text.
+  if (token === '') throw new HubConfigError(`${file}: ${where}: the token is empty`);
+  return token;
+}
+
+/**
+ * Parse hub.toml text. `file` is only used in messages and to resolve relative token files;
+ * `read` is injectable so tests need no files on disk.
+ */
+export function parseHubConfig(file: string, text: string, read: ReadTokenFile = readTokenFromDisk): HubConfig {
+  let raw: unknown;
+  try {
+    raw = parseToml(text);
+  } catch (e) {
+    throw new HubConfigError(`${file}: not valid TOML: ${(e as Error).message.split('\n')[0]}`);
+  }
+  const r = hubSchema.safeParse(raw);
+  if (!r.success) {
+    const i = r.error.issues[0]!;
+    const where = issuePath(i.path);
+    if (i.code === 'unrecognized_keys') {
+      throw new HubConfigError(`${file}: ${[where, i.keys[0]].filter(Boolean).join('.')}: unknown key`);
+    }
+    throw new HubConfigError(`${file}: ${where || '(top level)'}: ${i.message}`);
+  }
+  const c = r.data;
+  let listen: ListenAddress;
+  try {
+    listen = parseListen(c.listen ?? DEFAULT_LISTEN);
+  } catch (e) {
+    throw new HubConfigError(`${file}: ${(e as Error).message}`);
+  }
+
+  const collectors = (c.collector ?? []).map((e, i) => ({
+    host: e.host,
+    token: resolveToken(file, `collector[${i}]`, e, read),
+  }));
+  const clients = (c.client ?? []).map((e, i) => ({
+    name: e.name,
+    role: e.role,
+    token: resolveToken(file, `client[${i}]`, e, read),
+  }));
+  const ssh = (c.ssh ?? []).map((e) => ({ ...e }));
+
+  // One token must mean one principal, and one host name one publisher: otherwise the binding of
+  // a host to its credential is ambiguous.
+  const seenHosts = new Map<string, string>();
+  for (const [i, e] of collectors.entries()) {
+    if (seenHosts.has(e.host)) throw new HubConfigError(`${file}: collector[${i}].host: "${e.host}" is already listed`);
+    seenHosts.set(e.host, `collector[${i}]`);
+  }
+  for (const [i, e] of ssh.entries()) {
+    if (seenHosts.has(e.name)) throw new HubConfigError(`${file}: ssh[${i}].name: "${e.name}" is already listed`);
+    seenHosts.set(e.name, `ssh[${i}]`);
+  }
+  const seenClients = new Set<string>();
+  for (const [i, e] of clients.entries()) {
+    if (seenClients.has(e.name)) throw new HubConfigError(`${file}: client[${i}].name: "${e.name}" is already listed`);
+    seenClients.add(e.name);
+  }
+  const tokens = new Map<string, string>();
+  const all = [
+    ...collectors.map((e, i) => [`collector[${i}]`, e.token] as const),
+    ...clients.map((e, i) => [`client[${i}]`, e.token] as const),
+  ];
+  for (const [where, token] of all) {
+    const other = tokens.get(token);
+    if (other) throw new HubConfigError(`${file}: ${where}: uses the same token as ${other}`);
+    tokens.set(token, where);
+  }
+
+  return {
+    listen,
+    staleAfterMs: c.stale_after_secs !== undefined ? Math.round(c.stale_after_secs * 1000) : null,
+    lostAfterMs: c.lost_after_secs !== undefined ? Math.round(c.lost_after_secs * 1000) : DEFAULT_LOST_AFTER_MS,
+    collectors,
+    clients,
+    ssh,
+  };
+}
+
+export function loadHubConfig(file: string): HubConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new HubConfigError(`${file}: cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  return parseHubConfig(file, text);
+}

@@ -1,0 +1,240 @@
+// One collector's session over one FrameLink, whatever carries it. The session owns the protocol:
+// hello and its host binding, welcome/resume, applying frames to the store, heartbeats, the dead
+// link timer, and act requests awaiting their results. Nothing a peer sends can throw out of here.
+
+import type { Logger } from 'pino';
+import type { Transport } from '../shared/fleet.js';
+import type { FrameLink } from '../shared/link.js';
+import {
+  PROTOCOL_VERSION,
+  decodeFrame,
+  encodeFrame,
+  type ActResult,
+  type CollectorFrame,
+  type FrameError,
+  type HubFrame,
+} from '../shared/protocol.js';
+import type { HubMetrics } from './metrics.js';
+import type { ApplyOutcome, FleetStore } from './store.js';
+
+export type ActRequest = Extract<HubFrame, { type: 'act' }>;
+
+export class ActTimeoutError extends Error {
+  constructor(readonly id: string, readonly timeoutMs: number) {
+    super(`no act_result for ${id} within ${timeoutMs} ms`);
+  }
+}
+
+export class LinkClosedError extends Error {}
+
+export interface LinkSessionOptions {
+  link: FrameLink;
+  store: FleetStore;
+  metrics: HubMetrics;
+  logger: Logger;
+  transport: Transport;
+  /** The host name the credential (or the config, for ssh and embedded links) binds. */
+  boundHost: string;
+  heartbeatMs: number;
+  /** Silence after which the link is dead: the host goes stale and the link is closed. */
+  deadAfterMs: number;
+  clock?: () => number;
+  /** Called after a hello is accepted, so the server can retire an older link of the same host. */
+  onHello?: (session: LinkSession) => void;
+  /** Called once when the session ends, for the server's bookkeeping. */
+  onEnd?: (session: LinkSession) => void;
+}
+
+type Phase = 'awaiting-hello' | 'open' | 'closed';
+
+export class LinkSession {
+  private phase: Phase = 'awaiting-hello';
+  private lastHeardMs: number;
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private deadTimer: NodeJS.Timeout | null = null;
+  /** A fresh snapshot was asked for and has not completed: refusals meanwhile are expected. */
+  private resyncAsked = false;
+  private readonly pending = new Map<string, { resolve: (r: ActResult) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
+  private readonly clock: () => number;
+  private readonly log: Logger;
+  /** Identity handed to the store, so a replaced session cannot write or mark the host down. */
+  private readonly owner = {};
+
+  constructor(private readonly o: LinkSessionOptions) {
+    this.clock = o.clock ?? Date.now;
+    this.lastHeardMs = this.clock();
+    this.log = o.logger.child({ host: o.boundHost, transport: o.transport });
+    o.link.onMessage((text) => this.receive(text));
+    o.link.onClose((reason) => this.ended(reason));
+    // A peer that never says hello must not hold a connection forever either.
+    this.armDeadTimer(o.deadAfterMs);
+  }
+
+  get host(): string {
+    return this.o.boundHost;
+  }
+
+  get isOpen(): boolean {
+    return this.phase === 'open';
+  }
+
+  private send(frame: HubFrame): void {
+    this.o.link.send(encodeFrame(frame));
+  }
+
+  private refuse(error: FrameError, level: 'warn' | 'info' = 'warn'): void {
+    this.o.metrics.frameRejected(error.code);
+    // The message never quotes frame content: a refused frame may carry a title.
+    this.log[level]({ code: error.code, reason: error.message }, 'collector frame refused');
+    this.send(error);
+  }
+
+  private fail(code: FrameError['code'], message: string): void {
+    this.refuse({ type: 'error', code, message });
+    this.close(message);
+  }
+
+  private receive(text: string): void {
+    if (this.phase === 'closed') return;
+    try {
+      this.handle(text);
+    } catch (e) {
+      // A bug here must not take the hub down with it; the link is the casualty.
+      this.log.error({ err: (e as Error).message }, 'collector frame handling failed');
+      this.fail('internal', 'internal error while applying a frame');
+    }
+  }
+
+  private handle(text: string): void {
+    this.lastHeardMs = this.clock();
+    const d = decodeFrame<CollectorFrame>(text, 'from-collector');
+    if (!d.ok) {
+      if (this.phase === 'awaiting-hello') this.fail(d.error.code, `expected hello: ${d.error.message}`);
+      else this.refuse(d.error);
+      return;
+    }
+    const f = d.frame;
+    if (this.phase === 'awaiting-hello') {
+      if (f.type !== 'hello') return this.fail('protocol', `expected hello first, got ${f.type}`);
+      return this.hello(f);
+    }
+    this.o.store.touch(this.host, this.owner);
+    switch (f.type) {
+      case 'hello':
+        return this.refuse({ type: 'error', code: 'protocol', message: 'hello was already received on this link' });
+      case 'snapshot':
+        return this.applied(this.o.store.applySnapshot(this.host, this.owner, f), f.complete);
+      case 'delta':
+        return this.applied(this.o.store.applyDelta(this.host, this.owner, f), false);
+      case 'server':
+        return this.applied(this.o.store.applyServer(this.host, this.owner, f), false);
+      case 'heartbeat':
+        this.o.store.noteHeartbeat(this.host, this.owner, f.at, f.seq);
+        return;
+      case 'error':
+        this.log.warn({ code: f.code, reason: f.message }, 'collector reported an error');
+        return;
+      case 'act_result':
+        return this.actResult(f.id, f.result);
+    }
+  }
+
+  private hello(f: Extract<CollectorFrame, { type: 'hello' }>): void {
+    if (f.protocol !== PROTOCOL_VERSION) {
+      return this.fail('protocol', `protocol ${f.protocol} is not supported (this hub speaks ${PROTOCOL_VERSION})`);
+    }
+    if (f.host !== this.host) {
+      return this.fail('host-mismatch', `this credential publishes for host ${this.host}, not ${f.host}`);
+    }
+    const { resumeFrom, reconnect } = this.o.store.hello(
+      this.host,
+      { transport: this.o.transport, epoch: f.epoch, collectorVersion: f.collector_version, actionsAllowed: f.actions_allowed },
+      this.owner,
+    );
+    if (reconnect) this.o.metrics.reconnects++;
+    this.phase = 'open';
+    this.send({ type: 'welcome', protocol: PROTOCOL_VERSION, resume_from: resumeFrom });
+    this.log.info({ resume_from: resumeFrom, collector_version: f.collector_version }, 'collector connected');
+    this.o.onHello?.(this);
+    this.heartbeatTimer = setInterval(() => this.send({ type: 'heartbeat', at: this.clock() }), this.o.heartbeatMs);
+    this.heartbeatTimer.unref?.();
+  }
+
+  private applied(r: ApplyOutcome, snapshotComplete: boolean): void {
+    if (r.ok) {
+      this.o.metrics.framesApplied++;
+      if (snapshotComplete) this.resyncAsked = false;
+      return;
+    }
+    if (r.code === 'not-owner') return this.close('replaced by a newer link for this host');
+    if (r.code === 'epoch') return this.refuse({ type: 'error', code: 'protocol', message: r.message });
+    // gap, unknown incarnation, or no baseline: a change may be missing, so only a fresh snapshot
+    // can be trusted. Asked once; frames already in flight after the ask are dropped quietly.
+    if (this.resyncAsked) return;
+    this.resyncAsked = true;
+    this.o.metrics.resyncs++;
+    this.refuse({ type: 'error', code: 'protocol', message: `${r.message}; send a fresh snapshot` });
+    this.o.store.requireSnapshot(this.host, this.owner);
+    this.send({ type: 'welcome', protocol: PROTOCOL_VERSION, resume_from: null });
+  }
+
+  private actResult(id: string, result: ActResult): void {
+    const p = this.pending.get(id);
+    if (!p) {
+      this.log.info({ id }, 'act_result for no pending request');
+      return;
+    }
+    this.pending.delete(id);
+    clearTimeout(p.timer);
+    p.resolve(result);
+  }
+
+  /** Send an act request and wait for its result, at most `timeoutMs`. */
+  request(frame: ActRequest, timeoutMs: number): Promise<ActResult> {
+    if (this.phase !== 'open') return Promise.reject(new LinkClosedError(`link to ${this.host} is not open`));
+    if (this.pending.has(frame.id)) return Promise.reject(new Error(`act id ${frame.id} is already pending`));
+    return new Promise<ActResult>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(frame.id);
+        reject(new ActTimeoutError(frame.id, timeoutMs));
+      }, timeoutMs);
+      this.pending.set(frame.id, { resolve, reject, timer });
+      this.send(frame);
+    });
+  }
+
+  private armDeadTimer(ms: number): void {
+    this.deadTimer = setTimeout(() => {
+      // Re-armed lazily rather than on every frame: a busy link costs no timer churn.
+      const left = this.lastHeardMs + this.o.deadAfterMs - this.clock();
+      if (left > 0) return this.armDeadTimer(left);
+      this.log.warn({ silent_ms: this.clock() - this.lastHeardMs }, 'collector link silent; marking host stale');
+      this.close(`silent for ${this.o.deadAfterMs} ms`);
+    }, ms);
+    this.deadTimer.unref?.();
+  }
+
+  close(reason = 'closed by hub'): void {
+    if (this.phase === 'closed') return;
+    this.ended(reason);
+    this.o.link.close(reason);
+  }
+
+  private ended(reason: string): void {
+    if (this.phase === 'closed') return;
+    const wasOpen = this.phase === 'open';
+    this.phase = 'closed';
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    if (this.deadTimer) clearTimeout(this.deadTimer);
+    for (const [id, p] of this.pending) {
+      clearTimeout(p.timer);
+      p.reject(new LinkClosedError(`link to ${this.host} closed before act ${id} answered`));
+    }
+    this.pending.clear();
+    if (wasOpen) {
+      this.o.store.linkDown(this.host, this.owner, reason);
+      this.log.info({ reason }, 'collector link down');
+    }
+    this.o.onEnd?.(this);
+  }
+}

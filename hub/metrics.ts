@@ -1,0 +1,103 @@
+// Hub counters and their Prometheus text. Counters only grow for the life of the process; gauges
+// are read from the store when scraped so they cannot drift from it.
+
+import type { FleetStore } from './store.js';
+
+export type SubscriberKind = 'ws' | 'sse';
+
+function label(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+export class HubMetrics {
+  readonly framesRejected = new Map<string, number>();
+  readonly authFailures = new Map<string, number>();
+  readonly subscribersDropped = new Map<SubscriberKind, number>();
+  readonly subscribers = new Map<SubscriberKind, number>();
+  framesApplied = 0;
+  reconnects = 0;
+  resyncs = 0;
+
+  private bump<K>(m: Map<K, number>, k: K, by = 1): void {
+    m.set(k, (m.get(k) ?? 0) + by);
+  }
+
+  frameRejected(code: string): void {
+    this.bump(this.framesRejected, code);
+  }
+
+  authFailed(endpoint: string, reason: string): void {
+    this.bump(this.authFailures, `${endpoint}\u0000${reason}`);
+  }
+
+  subscriberDropped(kind: SubscriberKind): void {
+    this.bump(this.subscribersDropped, kind);
+  }
+
+  subscriberCount(kind: SubscriberKind, delta: number): void {
+    this.bump(this.subscribers, kind, delta);
+  }
+
+  render(store: FleetStore, now: number): string {
+    const hosts = store.hostMetrics().sort((a, b) => (a.host < b.host ? -1 : 1));
+    const out: string[] = [];
+    const metric = (name: string, type: 'gauge' | 'counter', help: string, lines: string[]) => {
+      out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, ...lines);
+    };
+    metric('tma_hub_hosts_connected', 'gauge', 'Hosts whose link is up.', [
+      `tma_hub_hosts_connected ${hosts.filter((h) => h.reachable).length}`,
+    ]);
+    metric('tma_hub_hosts_known', 'gauge', 'Hosts the hub holds, by condition.', [
+      `tma_hub_hosts_known{condition="reachable"} ${hosts.filter((h) => h.reachable).length}`,
+      `tma_hub_hosts_known{condition="stale"} ${hosts.filter((h) => h.stale).length}`,
+      `tma_hub_hosts_known{condition="lost"} ${hosts.filter((h) => h.lost).length}`,
+    ]);
+    metric('tma_hub_rows', 'gauge', 'Agent rows held, all hosts.', [`tma_hub_rows ${hosts.reduce((n, h) => n + h.rows, 0)}`]);
+    metric('tma_hub_reconnects_total', 'counter', 'Hellos from a host that had connected before.', [
+      `tma_hub_reconnects_total ${this.reconnects}`,
+    ]);
+    metric('tma_hub_frames_applied_total', 'counter', 'Collector frames accepted.', [`tma_hub_frames_applied_total ${this.framesApplied}`]);
+    metric('tma_hub_frames_rejected_total', 'counter', 'Collector frames refused, by error code.', [
+      ...[...this.framesRejected].sort().map(([code, n]) => `tma_hub_frames_rejected_total{code="${label(code)}"} ${n}`),
+    ]);
+    metric('tma_hub_resyncs_total', 'counter', 'Fresh snapshots requested after a gap or an unknown server.', [
+      `tma_hub_resyncs_total ${this.resyncs}`,
+    ]);
+    metric('tma_hub_auth_failures_total', 'counter', 'Requests refused for their credential.', [
+      ...[...this.authFailures].sort().map(([k, n]) => {
+        const [endpoint, reason] = k.split('\u0000');
+        return `tma_hub_auth_failures_total{endpoint="${label(endpoint ?? '')}",reason="${label(reason ?? '')}"} ${n}`;
+      }),
+    ]);
+    metric('tma_hub_subscribers', 'gauge', 'Open fleet streams.', [
+      `tma_hub_subscribers{transport="ws"} ${this.subscribers.get('ws') ?? 0}`,
+      `tma_hub_subscribers{transport="sse"} ${this.subscribers.get('sse') ?? 0}`,
+    ]);
+    metric('tma_hub_subscribers_dropped_total', 'counter', 'Streams closed because the reader fell behind.', [
+      `tma_hub_subscribers_dropped_total{transport="ws"} ${this.subscribersDropped.get('ws') ?? 0}`,
+      `tma_hub_subscribers_dropped_total{transport="sse"} ${this.subscribersDropped.get('sse') ?? 0}`,
+    ]);
+    metric('tma_hub_host_rows', 'gauge', 'Agent rows held per host.', hosts.map((h) => `tma_hub_host_rows{host="${label(h.host)}"} ${h.rows}`));
+    metric(
+      'tma_hub_host_lag_seconds',
+      'gauge',
+      "Hub clock minus the host's last heartbeat clock (transit plus clock skew).",
+      hosts.filter((h) => h.lagMs !== null).map((h) => `tma_hub_host_lag_seconds{host="${label(h.host)}"} ${(h.lagMs! / 1000).toFixed(3)}`),
+    );
+    metric(
+      'tma_hub_host_silence_seconds',
+      'gauge',
+      'Seconds since the last frame from the host.',
+      hosts
+        .filter((h) => h.lastSeenMs !== null)
+        .map((h) => `tma_hub_host_silence_seconds{host="${label(h.host)}"} ${(Math.max(0, now - h.lastSeenMs!) / 1000).toFixed(3)}`),
+    );
+    metric(
+      'tma_hub_host_seq_behind',
+      'gauge',
+      'Sequences the host reports sent that the hub has not applied.',
+      hosts.filter((h) => h.seqBehind !== null).map((h) => `tma_hub_host_seq_behind{host="${label(h.host)}"} ${h.seqBehind}`),
+    );
+    return `${out.join('\n')}\n`;
+  }
+}

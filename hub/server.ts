@@ -1,0 +1,286 @@
+// The hub process: HTTP routes on hono, WebSocket upgrades on ws, both on one node http server.
+// Collectors publish on /v1/collect; clients read /v1/agents, /v1/subscribe and /metrics.
+// Credentials are checked before any upgrade completes, and nothing here logs a token or a title.
+
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { getRequestListener } from '@hono/node-server';
+import { Hono, type Context } from 'hono';
+import { pino, type Logger } from 'pino';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Transport } from '../shared/fleet.js';
+import type { FrameLink } from '../shared/link.js';
+import { HEARTBEAT_MS, MAX_FRAME_BYTES } from '../shared/protocol.js';
+import type { Selector } from '../shared/selectors.js';
+import { TokenBook, authClient, authCollector, type AuthOutcome } from './auth.js';
+import { parseListen, staleAfterDefault, type HubConfig, type ListenAddress } from './config.js';
+import { LinkSession } from './link-session.js';
+import { HubMetrics } from './metrics.js';
+import { QueryError, eventsFromQuery, selectorFromQuery } from './query.js';
+import { FleetStore } from './store.js';
+import { sseSink, wsSink } from './stream-sinks.js';
+import { StreamHub } from './streams.js';
+import { CLOSE_GOING_AWAY, wsFrameLink } from './ws-link.js';
+
+export interface StartHubOptions {
+  config: HubConfig;
+  /** Overrides `config.listen` (`HOST:PORT`). */
+  listen?: string | ListenAddress;
+  logger?: Logger;
+  /** Heartbeat interval; tests shorten it. Staleness follows at three intervals unless configured. */
+  heartbeatMs?: number;
+  /** How long store changes are gathered before streams are updated. */
+  streamCoalesceMs?: number;
+  /** A subscriber whose unsent backlog exceeds this is dropped. */
+  subscriberMaxBufferedBytes?: number;
+  /** An SSE subscriber whose stream has not drained in this long is dropped. */
+  sseDrainTimeoutMs?: number;
+  clock?: () => number;
+}
+
+export interface Hub {
+  url: string;
+  port: number;
+  store: FleetStore;
+  metrics: HubMetrics;
+  logger: Logger;
+  /** Run the protocol over a link whose host binding comes from config (ssh, embedded). */
+  attachLink(link: FrameLink, opts: { transport: Transport; host: string }): LinkSession;
+  /** The open session publishing for `host`, if any (act forwarding uses it). */
+  session(host: string): LinkSession | undefined;
+  close(): Promise<void>;
+}
+
+/** Frames up to this size reach the protocol layer, which answers oversize ones with an error
+ * frame; beyond it the socket layer closes the connection (1009) without reading further. */
+const WS_MAX_PAYLOAD = 4 * MAX_FRAME_BYTES;
+
+const json = (status: number, body: unknown) => ({ status, text: JSON.stringify(body) });
+const errorBody = (message: string) => ({ schema: 1, error: message });
+
+function authFailureMessage(r: Exclude<AuthOutcome<unknown>, { ok: true }>): string {
+  if (r.reason === 'missing') return 'missing bearer token';
+  if (r.reason === 'unknown') return 'unknown token';
+  return 'this token is not valid for this endpoint';
+}
+
+function rejectUpgrade(socket: Duplex, status: number, message: string): void {
+  const body = JSON.stringify(errorBody(message));
+  const phrase: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found' };
+  const auth = status === 401 ? 'WWW-Authenticate: Bearer\r\n' : '';
+  socket.end(
+    `HTTP/1.1 ${status} ${phrase[status] ?? 'Error'}\r\n${auth}Content-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+function defaultLogger(): Logger {
+  return pino({ name: 'tma-hub', level: process.env.TMA_LOG_LEVEL ?? 'info', redact: ['authorization', 'token', '*.authorization', '*.token'] });
+}
+
+export async function startHub(opts: StartHubOptions): Promise<Hub> {
+  const { config } = opts;
+  const logger = opts.logger ?? defaultLogger();
+  const clock = opts.clock ?? Date.now;
+  const heartbeatMs = opts.heartbeatMs ?? HEARTBEAT_MS;
+  const deadAfterMs = config.staleAfterMs ?? staleAfterDefault(heartbeatMs);
+  const listen = typeof opts.listen === 'string' ? parseListen(opts.listen) : (opts.listen ?? config.listen);
+  const limits = {
+    maxBufferedBytes: opts.subscriberMaxBufferedBytes ?? 8 * 1024 * 1024,
+    drainTimeoutMs: opts.sseDrainTimeoutMs ?? 10_000,
+  };
+
+  const book = new TokenBook(config);
+  const metrics = new HubMetrics();
+  const store = new FleetStore({ clock, lostAfterMs: config.lostAfterMs });
+  for (const c of config.collectors) store.declare(c.host, 'ws');
+  for (const s of config.ssh) store.declare(s.name, 'ssh');
+  const streams = new StreamHub(store, { coalesceMs: opts.streamCoalesceMs ?? 50, keepaliveMs: heartbeatMs, logger, metrics, clock });
+  const sessions = new Map<string, LinkSession>();
+  const links = new Set<LinkSession>();
+
+  const sweepTimer = setInterval(() => store.sweep(), heartbeatMs);
+  sweepTimer.unref();
+
+  function attachLink(link: FrameLink, o: { transport: Transport; host: string }): LinkSession {
+    const session = new LinkSession({
+      link, store, metrics, logger, transport: o.transport, boundHost: o.host, heartbeatMs, deadAfterMs, clock,
+      onHello: (s) => {
+        const prior = sessions.get(s.host);
+        sessions.set(s.host, s);
+        if (prior && prior !== s) prior.close('replaced by a newer link for this host');
+      },
+      onEnd: (s) => {
+        links.delete(s);
+        if (sessions.get(s.host) === s) sessions.delete(s.host);
+      },
+    });
+    links.add(session);
+    return session;
+  }
+
+  // ---- HTTP routes ------------------------------------------------------------------------------
+
+  const app = new Hono();
+
+  const clientAuth = (c: Context, endpoint: string) => {
+    const r = authClient(book, c.req.header('authorization'));
+    if (r.ok) return null;
+    metrics.authFailed(endpoint, r.reason);
+    logger.warn({ endpoint, reason: r.reason }, 'request refused');
+    if (r.status === 401) c.header('WWW-Authenticate', 'Bearer');
+    return c.json(errorBody(authFailureMessage(r)), r.status);
+  };
+
+  app.get('/healthz', (c) => c.json({ schema: 1, ok: true }));
+
+  app.get('/v1/agents', (c) => {
+    const refused = clientAuth(c, '/v1/agents');
+    if (refused) return refused;
+    let sel: Selector;
+    try {
+      sel = selectorFromQuery(new URL(c.req.url).searchParams);
+    } catch (e) {
+      if (e instanceof QueryError) return c.json(errorBody(e.message), 400);
+      throw e;
+    }
+    return c.body(JSON.stringify(store.document(sel)), 200, { 'content-type': 'application/json' });
+  });
+
+  app.get('/metrics', (c) => {
+    const refused = clientAuth(c, '/metrics');
+    if (refused) return refused;
+    return c.body(metrics.render(store, clock()), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+  });
+
+  app.get('/v1/subscribe', (c) => c.json(errorBody('open a WebSocket, or send Accept: text/event-stream'), 406));
+  app.notFound((c) => c.json(errorBody('not found'), 404));
+  app.onError((err, c) => {
+    logger.error({ err: err.message }, 'request failed');
+    return c.json(errorBody('internal error'), 500);
+  });
+
+  const honoListener = getRequestListener(app.fetch);
+
+  /** Auth and query checks shared by both stream transports. */
+  function streamRequest(req: IncomingMessage): { ok: true; selector: Selector; events: boolean } | ({ ok: false } & ReturnType<typeof json>) {
+    const r = authClient(book, req.headers.authorization);
+    if (!r.ok) {
+      metrics.authFailed('/v1/subscribe', r.reason);
+      logger.warn({ endpoint: '/v1/subscribe', reason: r.reason }, 'request refused');
+      return { ok: false, ...json(r.status, errorBody(authFailureMessage(r))) };
+    }
+    try {
+      const q = new URL(req.url ?? '/', 'http://hub').searchParams;
+      return { ok: true, selector: selectorFromQuery(q, ['events']), events: eventsFromQuery(q) };
+    } catch (e) {
+      if (e instanceof QueryError) return { ok: false, ...json(400, errorBody(e.message)) };
+      throw e;
+    }
+  }
+
+  function serveSse(req: IncomingMessage, res: ServerResponse): void {
+    const r = streamRequest(req);
+    if (!r.ok) {
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (r.status === 401) headers['www-authenticate'] = 'Bearer';
+      res.writeHead(r.status, headers).end(r.text);
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    streams.add((slow) => sseSink(res, limits, slow), r.selector, r.events);
+  }
+
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method === 'GET' && path === '/v1/subscribe' && (req.headers.accept ?? '').includes('text/event-stream')) {
+      try {
+        serveSse(req, res);
+      } catch (e) {
+        logger.error({ err: (e as Error).message }, 'stream setup failed');
+        if (!res.headersSent) res.writeHead(500).end();
+        else res.destroy();
+      }
+      return;
+    }
+    void honoListener(req, res);
+  });
+
+  // ---- WebSocket upgrades -------------------------------------------------------------------------
+
+  const collectWss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_PAYLOAD });
+  const subscribeWss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+
+  function acceptCollector(ws: WebSocket, host: string): void {
+    ws.on('error', (err: Error & { code?: string }) => {
+      if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') metrics.frameRejected('too-large');
+      logger.warn({ host, err: err.code ?? err.message }, 'collector socket error');
+    });
+    attachLink(wsFrameLink(ws), { transport: 'ws', host });
+  }
+
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/v1/collect') {
+      const r = authCollector(book, req.headers.authorization);
+      if (!r.ok) {
+        metrics.authFailed('/v1/collect', r.reason);
+        logger.warn({ endpoint: '/v1/collect', reason: r.reason }, 'collector refused');
+        return rejectUpgrade(socket, r.status, authFailureMessage(r));
+      }
+      collectWss.handleUpgrade(req, socket, head, (ws) => acceptCollector(ws, r.who.host));
+      return;
+    }
+    if (path === '/v1/subscribe') {
+      const r = streamRequest(req);
+      if (!r.ok) return rejectUpgrade(socket, r.status, JSON.parse(r.text).error as string);
+      subscribeWss.handleUpgrade(req, socket, head, (ws) => {
+        ws.on('error', (err: Error & { code?: string }) => logger.warn({ err: err.code ?? err.message }, 'subscriber socket error'));
+        streams.add((slow) => wsSink(ws, limits, slow), r.selector, r.events);
+      });
+      return;
+    }
+    rejectUpgrade(socket, 404, 'not found');
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(listen.port, listen.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = server.address() as AddressInfo;
+  const hostPart = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const url = `http://${hostPart}:${addr.port}`;
+  logger.info({ url }, 'hub listening');
+
+  let closed: Promise<void> | null = null;
+  return {
+    url,
+    port: addr.port,
+    store,
+    metrics,
+    logger,
+    attachLink,
+    session: (host) => sessions.get(host),
+    close() {
+      closed ??= (async () => {
+        clearInterval(sweepTimer);
+        streams.close();
+        for (const s of [...links]) s.close('hub shutting down');
+        for (const ws of collectWss.clients) ws.close(CLOSE_GOING_AWAY, 'hub shutting down');
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        for (const ws of [...collectWss.clients, ...subscribeWss.clients]) ws.terminate();
+        collectWss.close();
+        subscribeWss.close();
+      })();
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,104 @@
+// The two carriers of a fleet stream. Each watches its own backlog and reports a reader that has
+// stopped reading; the stream hub decides what to do about it. Neither ever waits on the reader.
+
+import type { ServerResponse } from 'node:http';
+import type { WebSocket } from 'ws';
+import type { SubscriberKind } from './metrics.js';
+import { closeReason } from './ws-link.js';
+
+/** Close code for a subscriber that fell behind (private-use range, stable for clients). */
+export const CLOSE_TOO_SLOW = 4008;
+
+export interface StreamSink {
+  readonly kind: SubscriberKind;
+  /** Queue one JSON text. Calls the sink's slow callback when the reader is behind. */
+  write(text: string): void;
+  keepalive(): void;
+  /** Disconnect a reader that fell behind, saying why where the carrier can. */
+  kick(reason: string): void;
+  /** Orderly end (hub shutdown). */
+  end(): void;
+  onGone(cb: () => void): void;
+}
+
+export interface SinkLimits {
+  /** Backlog, in bytes, past which a reader is dropped. */
+  maxBufferedBytes: number;
+  /** How long an SSE response may refuse writes before its reader is dropped. */
+  drainTimeoutMs: number;
+}
+
+export function wsSink(ws: WebSocket, limits: SinkLimits, slow: (reason: string) => void): StreamSink {
+  const over = () => ws.bufferedAmount > limits.maxBufferedBytes;
+  return {
+    kind: 'ws',
+    write(text) {
+      if (ws.readyState !== ws.OPEN) return;
+      ws.send(text);
+      if (over()) slow(`send backlog ${ws.bufferedAmount} bytes over ${limits.maxBufferedBytes}`);
+    },
+    keepalive() {
+      if (ws.readyState === ws.OPEN) ws.ping();
+    },
+    kick(reason) {
+      ws.close(CLOSE_TOO_SLOW, closeReason(`too slow: ${reason}`));
+      // The close frame queues behind the backlog the reader is not taking: do not wait for it.
+      setTimeout(() => ws.terminate(), 1000).unref();
+    },
+    end() {
+      ws.close(1001, 'hub shutting down');
+      setTimeout(() => ws.terminate(), 1000).unref();
+    },
+    onGone(cb) {
+      ws.on('close', cb);
+    },
+  };
+}
+
+export function sseSink(res: ServerResponse, limits: SinkLimits, slow: (reason: string) => void): StreamSink {
+  let stalled: NodeJS.Timeout | null = null;
+  const push = (chunk: string) => {
+    if (res.destroyed || res.writableEnded) return;
+    const ok = res.write(chunk);
+    if (res.writableLength > limits.maxBufferedBytes) {
+      slow(`send backlog ${res.writableLength} bytes over ${limits.maxBufferedBytes}`);
+      return;
+    }
+    if (!ok && !stalled) {
+      stalled = setTimeout(() => slow(`stream not drained within ${limits.drainTimeoutMs} ms`), limits.drainTimeoutMs);
+      stalled.unref();
+      res.once('drain', () => {
+        if (stalled) clearTimeout(stalled);
+        stalled = null;
+      });
+    }
+  };
+  const stop = () => {
+    if (stalled) clearTimeout(stalled);
+    stalled = null;
+  };
+  return {
+    kind: 'sse',
+    write(text) {
+      push(`data: ${text}\n\n`);
+    },
+    keepalive() {
+      push(': keepalive\n\n');
+    },
+    kick() {
+      // SSE has no close code; a reader that is not reading could not see one anyway.
+      stop();
+      res.destroy();
+    },
+    end() {
+      stop();
+      res.end();
+    },
+    onGone(cb) {
+      res.on('close', () => {
+        stop();
+        cb();
+      });
+    },
+  };
+}

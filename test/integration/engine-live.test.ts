@@ -1,0 +1,198 @@
+// The engine on a real tmux server: stand-in agents painted from our fixtures, `tma ls --json`
+// read back, and the pane options checked as another tool would see them.
+
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ScratchTmux, tma, waitFor } from '../support/scratch-tmux.js';
+import { SCREENS } from '../support/screens.js';
+
+let t: ScratchTmux;
+let config: string;
+
+beforeEach(() => {
+  t = new ScratchTmux('eng');
+  // Every call re-detects (no 3 s reuse) and idle follows working at once (no dwell).
+  config = join(t.dir, 'config.toml');
+  writeFileSync(config, '[fold]\nfreshness_secs = 0\ndwell_secs = 0\n');
+});
+afterEach(() => t.kill());
+
+interface Row {
+  pane: string;
+  agent: string;
+  state: string;
+  detail: string | null;
+  since: number;
+  attention: boolean;
+  done: boolean;
+  server: string;
+  host: string;
+  title: string;
+}
+
+let lastCall = 0;
+
+/**
+ * Two cycles in one wall-clock second are a stampede: the second only reads stamps. A test that
+ * wants a fresh verdict waits for the next second first, as a status line polling at 1 Hz would.
+ */
+async function nextSecond(): Promise<void> {
+  const wait = Math.floor(lastCall / 1000) * 1000 + 1000 - Date.now();
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait + 5));
+  lastCall = Date.now();
+}
+
+async function ls(server = t.name, extra: string[] = []): Promise<Row[]> {
+  await nextSecond();
+  const r = await tma(['-L', server, '--config', config, 'ls', '--json', ...extra]);
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  return (JSON.parse(r.stdout) as { agents: Row[] }).agents;
+}
+
+async function rowOf(pane: string): Promise<Row | undefined> {
+  return (await ls()).find((r) => r.pane === pane);
+}
+
+function event(pane: string, agent: string, kind: string, payload = '{}') {
+  return tma(['--socket-name', t.name, 'event', '--agent', agent, '--kind', kind, '--payload', '-'], {
+    env: { TMUX_PANE: pane },
+    input: payload,
+  });
+}
+
+describe('each agent is told apart and read right', () => {
+  const cases: [string, string, keyof typeof SCREENS, string, string | null][] = [
+    ['claude', 'claude', 'claudeBlocked', 'blocked', 'permission'],
+    ['codex', 'codex', 'codexWorking', 'working', null],
+    ['opencode', 'opencode', 'opencodeIdle', 'idle', null],
+    ['gemini', 'node', 'geminiBlocked', 'blocked', 'permission'],
+    ['cursor', 'node', 'cursorIdle', 'idle', null],
+    ['pi', 'node', 'piWorking', 'working', null],
+  ];
+  for (const [agent, command, screen, state, detail] of cases) {
+    it(`${agent} (${command}) → ${state}`, async () => {
+      const pane = t.start();
+      await t.standIn(pane, command, SCREENS[screen]);
+      const row = await rowOf(pane);
+      expect(row).toMatchObject({ agent, state, detail });
+      expect(t.option(pane, '@agent_state')).toBe(state);
+      expect(t.option(pane, '@agent_name')).toBe(agent);
+    });
+  }
+
+  it('a bare node process with an unrelated title is not an agent', async () => {
+    const pane = t.start();
+    await t.standIn(pane, 'node', SCREENS.plainNode);
+    expect(await ls()).toEqual([]);
+    expect(t.option(pane, '@agent_state')).toBe('');
+  });
+});
+
+describe('transitions', () => {
+  it('working → idle raises attention (done); → blocked; since holds while the state holds', async () => {
+    const pane = t.start();
+    const s = await t.standIn(pane, 'claude', SCREENS.claudeWorking);
+    const w1 = await rowOf(pane);
+    expect(w1).toMatchObject({ state: 'working', attention: false });
+    const w2 = await rowOf(pane);
+    expect(w2!.since).toBe(w1!.since);
+
+    await s.paint(SCREENS.claudeIdle);
+    const idle = await rowOf(pane);
+    expect(idle).toMatchObject({ state: 'idle', attention: true, done: true });
+    expect(idle!.since).toBeGreaterThan(w1!.since);
+    expect(t.option(pane, '@agent_attention')).toBe('1');
+
+    await s.paint(SCREENS.claudeBlocked);
+    expect(await rowOf(pane)).toMatchObject({ state: 'blocked', detail: 'permission' });
+  });
+
+  it('a hook claim beats the screen, and an older capture never overrides a newer hook claim', async () => {
+    const pane = t.start();
+    await t.standIn(pane, 'claude', SCREENS.claudeIdle);
+    expect((await rowOf(pane))!.state).toBe('idle');
+    expect((await event(pane, 'claude', 'UserPromptSubmit')).code).toBe(0);
+    expect(t.option(pane, '@agent_source')).toBe('hook');
+    // The screen still shows idle chrome, but the agent said it is working.
+    expect(await rowOf(pane)).toMatchObject({ state: 'working' });
+    expect(await rowOf(pane)).toMatchObject({ state: 'working' });
+    expect(t.option(pane, '@agent_state')).toBe('working');
+  });
+
+  it('agent exit removes every option of the removal set and updates both rollups', async () => {
+    const pane = t.start();
+    const other = t.newPane();
+    const s = await t.standIn(pane, 'claude', SCREENS.claudeBlocked);
+    await t.standIn(other, 'codex', SCREENS.codexWorking);
+    await ls();
+    expect(t.tmux('show-options', '-v', '-t', pane, '@agent_session_summary').trim()).toBe('blocked:1 working:1');
+    expect(t.tmux('show-options', '-wv', '-t', pane, '@agent_summary').trim()).toBe('blocked:1');
+    await event(pane, 'claude', 'SessionStart', '{"session_id":"abc","model":"opus"}');
+    expect(t.option(pane, '@agent_session')).toBe('abc');
+
+    s.exit();
+    await waitFor(() => t.tmux('display-message', '-p', '-t', pane, '#{pane_current_command}').trim() === 'bash', 'shell back');
+    // A registered pane is held while only a shell remains (reaper grace); end it as the agent would.
+    await event(pane, 'claude', 'SessionEnd', '{"session_id":"abc"}');
+    const rows = await ls();
+    expect(rows.map((r) => r.pane)).toEqual([other]);
+    const left = t.tmux('show-options', '-p', '-t', pane).split('\n').filter((l) => l.startsWith('@agent_') || l.startsWith('@tma_'));
+    expect(left).toEqual([]);
+    expect(t.tmux('show-options', '-v', '-t', pane, '@agent_session_summary').trim()).toBe('working:1');
+    expect(t.tmux('show-options', '-wqv', '-t', pane, '@agent_summary').trim()).toBe('');
+  });
+
+  it('an unregistered agent that exits is removed on the next cycle', async () => {
+    const pane = t.start();
+    const s = await t.standIn(pane, 'claude', SCREENS.claudeIdle);
+    expect(await ls()).toHaveLength(1);
+    s.exit();
+    await waitFor(() => t.tmux('display-message', '-p', '-t', pane, '#{pane_current_command}').trim() === 'bash', 'shell back');
+    expect(await ls()).toEqual([]);
+    expect(t.option(pane, '@agent_state')).toBe('');
+    expect(t.option(pane, '@agent_stamped_at')).toBe('');
+  });
+});
+
+describe('servers, failures and opt-outs', () => {
+  it('two tmux servers give distinct server values', async () => {
+    const other = new ScratchTmux('eng2');
+    try {
+      const a = t.start();
+      const b = other.start();
+      await t.standIn(a, 'claude', SCREENS.claudeIdle);
+      await other.standIn(b, 'claude', SCREENS.claudeIdle);
+      const [ra] = await ls(t.name);
+      const [rb] = await ls(other.name);
+      expect(ra!.pane).toBe(rb!.pane);
+      expect(ra!.server).not.toBe(rb!.server);
+      expect(ra!.server).toBe(t.socketPath());
+      expect(rb!.server).toBe(other.socketPath());
+    } finally {
+      other.kill();
+    }
+  });
+
+  it('a dead tmux server is exit 1 with a clear message, promptly', async () => {
+    t.start();
+    t.tmux('kill-server');
+    const started = Date.now();
+    const r = await tma(['-L', t.name, 'ls', '--json']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('tma: no tmux server running\n');
+    expect(r.stdout).toBe('');
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('an @agent_ignore pane disappears and loses its stamp', async () => {
+    const pane = t.start();
+    await t.standIn(pane, 'claude', SCREENS.claudeIdle);
+    expect(await ls()).toHaveLength(1);
+    t.tmux('set-option', '-p', '-t', pane, '@agent_ignore', '1');
+    expect(await ls()).toEqual([]);
+    expect(t.option(pane, '@agent_state')).toBe('');
+    expect(t.option(pane, '@agent_ignore')).toBe('1');
+  });
+});

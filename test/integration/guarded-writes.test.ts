@@ -1,0 +1,99 @@
+// The rendered guarded chains, executed by a real tmux: the suppress expressions are evaluated
+// server-side, command by command, so only a real server proves what they do.
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { chain, renderHookCompanion, renderPublish } from '../../collector/core/stamp-render.js';
+import type { Guard, PublishPlan } from '../../collector/core/types.js';
+import { openRunner } from '../../collector/tmux/runner.js';
+import type { TmuxRunner } from '../../collector/tmux/runner.js';
+import { ScratchTmux } from '../support/scratch-tmux.js';
+
+let t: ScratchTmux;
+let runner: TmuxRunner;
+let pane: string;
+const T0 = 1_790_000_000_000;
+
+beforeEach(async () => {
+  t = new ScratchTmux('gw');
+  pane = t.start();
+  runner = await openRunner({ kind: 'name', name: t.name }, { mode: 'spawn', bin: 'tmux' });
+});
+afterEach(() => {
+  runner.close();
+  t.kill();
+});
+
+function plan(over: Partial<PublishPlan>): PublishPlan {
+  return {
+    kind: 'publish', state: 'idle', detail: null, source: 'capture', evidenceAt: T0, since: T0, stampedAt: T0,
+    hash: null, pid: 42, name: 'claude', setAttention: false, episodeReset: false, guard: { kind: 'protect_hook' }, ...over,
+  };
+}
+
+async function publish(p: PublishPlan): Promise<void> {
+  await runner.run(chain(renderPublish(pane, p, { guarded: true, prev: null })));
+}
+
+function stored(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of t.tmux('show-options', '-p', '-t', pane).split('\n')) {
+    const m = /^(@\S+) (.*)$/.exec(line);
+    if (m) out[m[1]!] = m[2]!.replace(/^"(.*)"$/, '$1');
+  }
+  return out;
+}
+
+const hook = (at: number): Guard => ({ kind: 'hook_arbitrate', evidenceAt: at });
+
+describe('guards on a real server', () => {
+  it('a hook stamp lands whole on a capture stamp whose evidence is newer', async () => {
+    await publish(plan({ state: 'working', evidenceAt: T0 + 500, since: T0 + 500, stampedAt: T0 + 500 }));
+    await publish(plan({ state: 'idle', source: 'hook', evidenceAt: T0, since: T0, stampedAt: T0, setAttention: true, guard: hook(T0) }));
+    expect(stored()).toMatchObject({ '@agent_state': 'idle', '@agent_source': 'hook', '@agent_evidence_at': String(T0), '@agent_attention': '1' });
+  });
+
+  it('an older hook stamp never overrides a newer hook claim; a newer one does', async () => {
+    await publish(plan({ state: 'working', source: 'hook', evidenceAt: T0, guard: hook(T0) }));
+    await publish(plan({ state: 'idle', source: 'hook', evidenceAt: T0 - 1, since: T0 - 1, guard: hook(T0 - 1) }));
+    expect(stored()['@agent_state']).toBe('working');
+    // Equal evidence time is not older: the later writer wins the tie.
+    await publish(plan({ state: 'idle', source: 'hook', evidenceAt: T0, since: T0, guard: hook(T0) }));
+    expect(stored()['@agent_state']).toBe('idle');
+  });
+
+  it('a capture never overwrites a hook claim; blocker chrome does only when newer', async () => {
+    await publish(plan({ state: 'working', source: 'hook', evidenceAt: T0, guard: hook(T0) }));
+    await publish(plan({ state: 'idle', evidenceAt: T0 + 9000, stampedAt: T0 + 9000 }));
+    expect(stored()).toMatchObject({ '@agent_state': 'working', '@agent_source': 'hook', '@agent_stamped_at': String(T0 + 9000) });
+    await publish(plan({ state: 'blocked', detail: 'permission', evidenceAt: T0, guard: { kind: 'carve_out', captureAt: T0 } }));
+    expect(stored()['@agent_state']).toBe('working');
+    await publish(plan({ state: 'blocked', detail: 'permission', evidenceAt: T0 + 1, since: T0 + 1, guard: { kind: 'carve_out', captureAt: T0 + 1 } }));
+    expect(stored()).toMatchObject({ '@agent_state': 'blocked', '@agent_detail': 'permission', '@agent_source': 'capture' });
+  });
+
+  it('since is written once per state run, and rewritten after a backward clock step', async () => {
+    await publish(plan({ state: 'working', since: T0, evidenceAt: T0 }));
+    await publish(plan({ state: 'working', since: T0 + 5000, evidenceAt: T0 + 5000, stampedAt: T0 + 5000 }));
+    expect(stored()['@agent_since']).toBe(String(T0));
+    await publish(plan({ state: 'idle', since: T0 + 6000, evidenceAt: T0 + 6000, stampedAt: T0 + 6000 }));
+    expect(stored()['@agent_since']).toBe(String(T0 + 6000));
+    // The clock went back 10 s: a since that far ahead of the new stamp is not kept.
+    await publish(plan({ state: 'idle', since: T0 - 4000, evidenceAt: T0 - 4000, stampedAt: T0 - 4000 }));
+    expect(stored()['@agent_since']).toBe(String(T0 - 4000));
+  });
+
+  it('a refresh of a hook claim lands only while the claim stands', async () => {
+    await publish(plan({ state: 'working', source: 'hook', evidenceAt: T0, guard: hook(T0) }));
+    await publish(plan({ state: 'working', source: 'hook', evidenceAt: T0 + 100, guard: { kind: 'refresh_claim', state: 'working' } }));
+    expect(stored()['@agent_evidence_at']).toBe(String(T0 + 100));
+    await publish(plan({ state: 'idle', source: 'hook', evidenceAt: T0 + 200, since: T0 + 200, guard: hook(T0 + 200) }));
+    await publish(plan({ state: 'working', source: 'hook', evidenceAt: T0 + 300, guard: { kind: 'refresh_claim', state: 'working' } }));
+    expect(stored()['@agent_state']).toBe('idle');
+  });
+
+  it('a companion value with format characters is stored literally', async () => {
+    const value = 'a,b #{x} }';
+    await runner.run(chain([renderHookCompanion(pane, '@agent_session', value, hook(T0))]));
+    expect(t.option(pane, '@agent_session')).toBe(value);
+  });
+});

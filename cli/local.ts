@@ -9,7 +9,7 @@ import { Engine } from '../collector/engine/cycle.js';
 import { loadAgentManifests } from '../collector/manifest-files.js';
 import { TmuxError } from '../collector/tmux/errors.js';
 import { hostName } from '../collector/tmux/host.js';
-import { readProcessTable } from '../collector/tmux/proc-table.js';
+import { readProcesses } from '../collector/tmux/proc-table.js';
 import { openRunner } from '../collector/tmux/runner.js';
 import { resolveTarget, TargetConflictError, tmuxBin, type ServerTarget } from '../collector/tmux/target.js';
 import { str, UsageError, type Parsed } from './args.js';
@@ -74,7 +74,7 @@ export async function openLocal(
     manifests: set.manifests,
     fold: config.fold,
     host: hostName(),
-    readProcs: readProcessTable,
+    readProcs: readProcesses,
   });
   return { config, engine, target, manifestIssues: set.issues, close: () => runner.close() };
 }

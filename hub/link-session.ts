@@ -217,7 +217,8 @@ export class LinkSession {
   close(reason = 'closed by hub'): void {
     if (this.phase === 'closed') return;
     this.ended(reason);
-    this.o.link.close(reason);
+    // Deferred so an error frame sent just before leaves first on links that drop queued sends.
+    queueMicrotask(() => this.o.link.close(reason));
   }
 
   private ended(reason: string): void {

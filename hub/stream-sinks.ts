@@ -22,7 +22,7 @@ export interface StreamSink {
 }
 
 export interface SinkLimits {
-  /** Backlog, in bytes, past which a reader is dropped. */
+  /** Unread backlog, in bytes, past which a reader is dropped when the next message is due. */
   maxBufferedBytes: number;
   /** How long an SSE response may refuse writes before its reader is dropped. */
   drainTimeoutMs: number;
@@ -34,8 +34,10 @@ export function wsSink(ws: WebSocket, limits: SinkLimits, slow: (reason: string)
     kind: 'ws',
     write(text) {
       if (ws.readyState !== ws.OPEN) return;
+      // Judged before queueing, so one large document is never a fault on its own; unread
+      // earlier messages are.
+      if (over()) return slow(`send backlog ${ws.bufferedAmount} bytes over ${limits.maxBufferedBytes}`);
       ws.send(text);
-      if (over()) slow(`send backlog ${ws.bufferedAmount} bytes over ${limits.maxBufferedBytes}`);
     },
     keepalive() {
       if (ws.readyState === ws.OPEN) ws.ping();
@@ -59,11 +61,11 @@ export function sseSink(res: ServerResponse, limits: SinkLimits, slow: (reason: 
   let stalled: NodeJS.Timeout | null = null;
   const push = (chunk: string) => {
     if (res.destroyed || res.writableEnded) return;
-    const ok = res.write(chunk);
     if (res.writableLength > limits.maxBufferedBytes) {
       slow(`send backlog ${res.writableLength} bytes over ${limits.maxBufferedBytes}`);
       return;
     }
+    const ok = res.write(chunk);
     if (!ok && !stalled) {
       stalled = setTimeout(() => slow(`stream not drained within ${limits.drainTimeoutMs} ms`), limits.drainTimeoutMs);
       stalled.unref();

@@ -15,7 +15,7 @@ import { canonicalSocketPath, listenWake, wakeDir, wakeSocketPath } from '../../
 import { collectUrl, dialHub } from '../../collector/fleet/ws-link.js';
 import { loadAgentManifests } from '../../collector/manifest-files.js';
 import { hostName } from '../../collector/tmux/host.js';
-import { readProcessTable } from '../../collector/tmux/proc-table.js';
+import { readProcesses } from '../../collector/tmux/proc-table.js';
 import { openRunner } from '../../collector/tmux/runner.js';
 import { tmuxBin } from '../../collector/tmux/target.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
@@ -100,7 +100,7 @@ export async function main(p: Parsed): Promise<number> {
           manifests: set.manifests,
           fold: config.fold,
           host,
-          readProcs: readProcessTable,
+          readProcs: readProcesses,
         }),
       sink: publisher,
       intervalMs,

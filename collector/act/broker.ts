@@ -124,14 +124,14 @@ async function fireOnce(o: FireOptions): Promise<ActResult> {
   let f = await readPaneFacts(runner, pane);
   if (f === null) return done('vanished', 'pane-gone');
 
-  if (action.kind === 'keys' && !o.force) {
-    const t = now();
-    const fresh = o.freshnessMs ?? ACT_FRESHNESS_MS;
-    if (f.stampedAt === 0 || f.stampedAt > t || t - f.stampedAt >= fresh) {
-      await o.engine.cycle();
-      f = await readPaneFacts(runner, pane);
-      if (f === null) return done('vanished', 'pane-gone');
-    }
+  // A stale keys stamp is re-detected (keys land on whatever screen is there now). A pane
+  // never stamped at all is detected for any kind: otherwise no agent could be named there.
+  const t = now();
+  const stale = f.stampedAt === 0 || f.stampedAt > t || t - f.stampedAt >= (o.freshnessMs ?? ACT_FRESHNESS_MS);
+  if (f.stamp === null || (action.kind === 'keys' && !o.force && stale)) {
+    await o.engine.cycle();
+    f = await readPaneFacts(runner, pane);
+    if (f === null) return done('vanished', 'pane-gone');
   }
   const before = refusalFor(o, f);
   if (before !== null) return done('refused', before);

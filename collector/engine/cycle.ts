@@ -1,9 +1,14 @@
 // The poll cycle: read every pane of one tmux server, decide each agent pane's state, write the
 // verdicts back under their guards, reconcile the rollups, and return the rows.
 // Every one-shot verb runs one cycle; a long-lived collector runs them on a timer and on wake-ups.
+//
+// A cycle costs three tmux round trips whatever the pane count: one read (list-panes and the last
+// poll time), one chain capturing every pane that needs a look, and one chain with every write.
+// When a pane dies between them, its chain fails; the cycle then redoes that step pane by pane
+// so one vanished pane never costs the others their verdict.
 
-import { compareLocalRows } from '../../shared/selectors.js';
 import type { AgentRow } from '../../shared/row.js';
+import { compareLocalRows } from '../../shared/selectors.js';
 import { fnv1a64 } from '../core/fnv.js';
 import { fold } from '../core/fold.js';
 import { anchorUpdate, identify, isIgnored, reaperDecision, type Identity } from '../core/identity.js';
@@ -12,7 +17,16 @@ import { canReuseStamp } from '../core/reuse.js';
 import { summaryOf } from '../core/rollup.js';
 import { evaluate } from '../core/rules.js';
 import { planFromVerdict, projectStamp } from '../core/stamp-plan.js';
-import { chain, renderPlan, renderRollups } from '../core/stamp-render.js';
+import {
+  chain,
+  probeSupported,
+  renderPlan,
+  renderProbeRead,
+  renderProbeUnset,
+  renderRollups,
+  renderSetpfProbe,
+  type TmuxCommand,
+} from '../core/stamp-render.js';
 import { decodeStamp, episodeAt, isInProgress, KEY } from '../core/store-codec.js';
 import type { AgentManifest, FoldConfig, StampedState, StampPlan, State } from '../core/types.js';
 import { TmuxError } from '../tmux/errors.js';
@@ -26,7 +40,8 @@ export interface EngineOptions {
   manifests: AgentManifest[];
   fold: FoldConfig;
   host: string;
-  readProcs: () => Promise<ProcEntry[]>;
+  /** The processes under the given pane roots (more is fine). */
+  readProcs: (roots: number[]) => Promise<ProcEntry[]>;
   now?: () => number;
 }
 
@@ -47,7 +62,24 @@ export interface CycleResult {
   produced: boolean;
 }
 
-const MAX_LAST_POLL = Number.MAX_SAFE_INTEGER;
+/** Writes for one pane: they commit together, and are dropped together if the pane died. */
+interface PaneWrites {
+  outcome: PaneOutcome;
+  cmds: TmuxCommand[];
+}
+
+/** A pane that needs a capture and a fold this cycle. */
+interface Candidate {
+  outcome: PaneOutcome;
+  prev: StampedState | null;
+  decodedOk: boolean;
+  identity: Extract<Identity, { kind: 'agent' }>;
+  storedAnchor: number | null;
+}
+
+function rethrowUnlessFailed(e: unknown): void {
+  if (!(e instanceof TmuxError) || e.kind !== 'failed') throw e;
+}
 
 export class Engine {
   readonly server: ServerFacts;
@@ -81,37 +113,31 @@ export class Engine {
     const records = parsePaneList(listOut ?? '');
     const info = await this.server.get();
     const lastPoll = Number((lastPollOut ?? '').trim()) || 0;
-    const stampede = lastPoll !== 0 && lastPoll < MAX_LAST_POLL && Math.floor(now / 1000) === Math.floor(lastPoll / 1000);
+    // Many status lines firing in the same second: only the first one does the work.
+    const stampede = lastPoll !== 0 && Math.floor(now / 1000) === Math.floor(lastPoll / 1000);
 
     let procs: ProcEntry[] | null = null;
     const outcomes: PaneOutcome[] = [];
-    let produced = false;
+    const writes: PaneWrites[] = [];
+    const candidates: Candidate[] = [];
 
     for (const rec of records) {
       const decoded = decodeStamp(rec.options);
       const prev = decoded.ok ? decoded.stamp : null;
+      const outcome: PaneOutcome = { rec, stamp: prev, identity: null, path: 'consumer' };
+      outcomes.push(outcome);
 
       if (isIgnored(rec.options['@agent_ignore'])) {
-        if (prev) await this.apply(rec, { kind: 'remove' }, prev);
-        outcomes.push({ rec, stamp: null, identity: null, path: 'ignored' });
+        outcome.stamp = null;
+        outcome.path = 'ignored';
+        if (prev) writes.push({ outcome, cmds: this.render(rec, { kind: 'remove' }, prev) });
         continue;
       }
 
-      const fresh =
-        prev !== null &&
-        !isInProgress(prev) &&
-        prev.stampedAt <= now &&
-        now - prev.stampedAt < cfg.freshnessMs;
-      if (fresh || (stampede && prev)) {
-        outcomes.push({ rec, stamp: prev, identity: null, path: 'consumer' });
-        continue;
-      }
+      const fresh = prev !== null && !isInProgress(prev) && prev.stampedAt <= now && now - prev.stampedAt < cfg.freshnessMs;
+      if (fresh || (stampede && prev)) continue;
 
-      procs ??= await this.opts.readProcs();
-      const registration =
-        prev && rec.options['@agent_name'] && rec.options['@agent_session']
-          ? { name: rec.options['@agent_name'], session: rec.options['@agent_session'] }
-          : null;
+      procs ??= await this.opts.readProcs(records.map((r) => r.panePid));
       const storedAnchor = Number(rec.options['@tma_title_match_pid']) || null;
       const id = identify({
         paneCurrentCommand: rec.currentCommand,
@@ -121,82 +147,64 @@ export class Engine {
         manifests: this.opts.manifests,
         storedAnchorPid: storedAnchor,
         storedAgentName: rec.options['@agent_name'] ?? null,
-        registration,
+        registration:
+          prev && rec.options['@agent_name'] && rec.options['@agent_session']
+            ? { name: rec.options['@agent_name'], session: rec.options['@agent_session'] }
+            : null,
       });
+      outcome.identity = id;
 
       if (id.kind !== 'agent') {
-        if (prev) {
-          await this.apply(rec, { kind: 'remove' }, prev);
-          produced = true;
-          outcomes.push({ rec, stamp: null, identity: id, path: 'removed' });
-        } else {
-          if (storedAnchor !== null) await this.tryRun(['set-option', '-p', '-u', '-t', rec.paneId, KEY.titleMatchPid]);
-          outcomes.push({ rec, stamp: null, identity: id, path: 'none' });
-        }
+        outcome.stamp = null;
+        outcome.path = prev ? 'removed' : 'none';
+        if (prev) writes.push({ outcome, cmds: this.render(rec, { kind: 'remove' }, prev) });
+        else if (storedAnchor !== null) writes.push({ outcome, cmds: [['set-option', '-p', '-u', '-t', rec.paneId, KEY.titleMatchPid]] });
         continue;
       }
 
       if (id.pid === 0) {
-        const handled = await this.reap(rec, procs, now, prev);
-        outcomes.push({ rec, stamp: handled ? prev : null, identity: id, path: handled ? 'registered' : 'removed' });
+        // Registered, but nothing we can walk (a container, a remote shell): hold, reap when dead.
+        const d = reaperDecision({ procs: subtree(procs, rec.panePid), marker: Number(rec.options['@tma_reg_dead_since']) || null, now });
+        outcome.path = 'registered';
+        if (d === 'remove') {
+          outcome.stamp = null;
+          outcome.path = 'removed';
+          writes.push({ outcome, cmds: this.render(rec, { kind: 'remove' }, prev) });
+        } else if (d === 'set-marker') {
+          writes.push({ outcome, cmds: [['set-option', '-p', '-t', rec.paneId, KEY.regDeadSince, String(now)]] });
+        } else if (d === 'unset-marker') {
+          writes.push({ outcome, cmds: [['set-option', '-p', '-u', '-t', rec.paneId, KEY.regDeadSince]] });
+        }
         continue;
       }
 
       if (prev && canReuseStamp(prev, rec.windowActivity, id.foregroundIsAgent, cfg, now)) {
-        outcomes.push({ rec, stamp: prev, identity: id, path: 'reused' });
+        outcome.path = 'reused';
         continue;
       }
-
-      let tail: string;
-      try {
-        tail = await runner.run(['capture-pane', '-p', '-e', '-t', rec.paneId, '-S', '-50']);
-      } catch (e) {
-        if (e instanceof TmuxError && e.kind !== 'failed') throw e;
-        outcomes.push({ rec, stamp: null, identity: id, path: 'dead' });
-        continue;
-      }
-      const hash = fnv1a64(tail);
-      const snap = {
-        title: rec.title,
-        tail,
-        scrollPosition: rec.scrollPosition,
-        visibleHeight: rec.height || null,
-        capturedAt: now,
-      };
-      const ev = evaluate(id.manifest, snap);
-      const verdict = fold(
-        prev,
-        {
-          pid: id.pid,
-          foregroundIsAgent: id.foregroundIsAgent,
-          scrolled: (rec.scrollPosition ?? 0) > 0,
-          historyView: ev.historyView,
-        },
-        ev.evidence,
-        id.manifest,
-        cfg,
-        now,
-      );
-      const plan = planFromVerdict(verdict, { pid: id.pid, name: id.manifest.name, hash, now });
-      const guarded = await this.setpfSupported(rec.paneId);
-      if (!(await this.apply(rec, plan, prev))) {
-        outcomes.push({ rec, stamp: null, identity: id, path: 'dead' });
-        continue;
-      }
-      const anchor = anchorUpdate(id, storedAnchor);
-      if (anchor.kind === 'set') await this.tryRun(['set-option', '-p', '-t', rec.paneId, KEY.titleMatchPid, String(anchor.pid)]);
-      else if (anchor.kind === 'unset') await this.tryRun(['set-option', '-p', '-u', '-t', rec.paneId, KEY.titleMatchPid]);
-      produced = true;
-      // A hold on a first sight leaves nothing stored; project what the server will hold. Over a
-      // stamp we could not read, the guards decide against values we never saw, so the pane stays
-      // out of rows and counts until a later cycle reads back what actually landed.
-      const stamp = decoded.ok ? projectStamp(prev, plan, { guarded }) : null;
-      outcomes.push({ rec, stamp, identity: id, path: 'captured' });
+      candidates.push({ outcome, prev, decodedOk: decoded.ok, identity: id, storedAnchor });
     }
 
-    await this.reconcileRollups(outcomes);
+    if (candidates.length) {
+      const guarded = await this.setpfSupported(candidates[0]!.outcome.rec.paneId);
+      const tails = await this.captureAll(candidates.map((c) => c.outcome.rec.paneId));
+      candidates.forEach((c, i) => {
+        const tail = tails[i];
+        if (tail === null || tail === undefined) {
+          c.outcome.stamp = null;
+          c.outcome.path = 'dead';
+          return;
+        }
+        writes.push({ outcome: c.outcome, cmds: this.decide(c, tail, now, guarded) });
+      });
+    }
+
+    await this.applyAll(writes);
+    const produced = writes.some((w) => w.outcome.path !== 'dead' && w.outcome.path !== 'ignored');
+    const closing = this.rollupDrift(outcomes);
+    if (produced) closing.push(['set-option', '-s', KEY.lastPoll, String(now)]);
+    if (closing.length) await this.tryRun(chain(closing));
     if (!stampede) await this.clearSeenAttention(outcomes);
-    if (produced) await this.tryRun(['set-option', '-s', KEY.lastPoll, String(now)]);
 
     const rows: AgentRow[] = [];
     for (const o of outcomes) {
@@ -208,16 +216,68 @@ export class Engine {
     return { now, rows, panes: outcomes, stampede, produced };
   }
 
-  /** Run a stamp plan as one tmux invocation. False when the pane died under us. */
-  private async apply(rec: PaneRecord, plan: StampPlan, prev: StampedState | null): Promise<boolean> {
-    const guarded = plan.kind === 'publish' ? await this.setpfSupported(rec.paneId) : true;
-    const cmds = renderPlan(rec.paneId, plan, { guarded, prev });
+  /** Fold one captured pane and return its writes; the outcome learns what the store will hold. */
+  private decide(c: Candidate, tail: string, now: number, guarded: boolean): TmuxCommand[] {
+    const { rec } = c.outcome;
+    const id = c.identity;
+    const snap = { title: rec.title, tail, scrollPosition: rec.scrollPosition, visibleHeight: rec.height || null, capturedAt: now };
+    const ev = evaluate(id.manifest, snap);
+    const facts = { pid: id.pid, foregroundIsAgent: id.foregroundIsAgent, scrolled: (rec.scrollPosition ?? 0) > 0, historyView: ev.historyView };
+    const verdict = fold(c.prev, facts, ev.evidence, id.manifest, this.opts.fold, now);
+    const plan = planFromVerdict(verdict, { pid: id.pid, name: id.manifest.name, hash: fnv1a64(tail), now });
+    const cmds = this.render(rec, plan, c.prev, guarded);
+    const anchor = anchorUpdate(id, c.storedAnchor);
+    if (anchor.kind === 'set') cmds.push(['set-option', '-p', '-t', rec.paneId, KEY.titleMatchPid, String(anchor.pid)]);
+    else if (anchor.kind === 'unset') cmds.push(['set-option', '-p', '-u', '-t', rec.paneId, KEY.titleMatchPid]);
+    c.outcome.path = 'captured';
+    // Over a stamp we could not read, the guards decide against values we never saw: keep the
+    // pane out of rows and counts until a later cycle reads back what actually landed.
+    c.outcome.stamp = c.decodedOk ? projectStamp(c.prev, plan, { guarded }) : null;
+    return cmds;
+  }
+
+  private render(rec: PaneRecord, plan: StampPlan, prev: StampedState | null, guarded = true): TmuxCommand[] {
+    return renderPlan(rec.paneId, plan, { guarded, prev });
+  }
+
+  /** Every capture in one chain; if a pane died in between, capture one by one. null = dead. */
+  private async captureAll(panes: string[]): Promise<(string | null)[]> {
+    const cmd = (p: string) => ['capture-pane', '-p', '-e', '-t', p, '-S', '-50'];
     try {
-      await this.opts.runner.run(chain(cmds));
-      return true;
+      return await this.opts.runner.runChain(panes.map(cmd));
     } catch (e) {
-      if (e instanceof TmuxError && e.kind !== 'failed') throw e;
-      return false;
+      rethrowUnlessFailed(e);
+    }
+    const out: (string | null)[] = [];
+    for (const p of panes) {
+      try {
+        out.push(await this.opts.runner.run(cmd(p)));
+      } catch (e) {
+        rethrowUnlessFailed(e);
+        out.push(null);
+      }
+    }
+    return out;
+  }
+
+  /** Every pane's writes in one chain; on failure, pane by pane, marking the ones that died. */
+  private async applyAll(writes: PaneWrites[]): Promise<void> {
+    const all = writes.filter((w) => w.cmds.length);
+    if (!all.length) return;
+    try {
+      await this.opts.runner.run(chain(all.flatMap((w) => w.cmds)));
+      return;
+    } catch (e) {
+      rethrowUnlessFailed(e);
+    }
+    for (const w of all) {
+      try {
+        await this.opts.runner.run(chain(w.cmds));
+      } catch (e) {
+        rethrowUnlessFailed(e);
+        w.outcome.stamp = null;
+        w.outcome.path = 'dead';
+      }
     }
   }
 
@@ -226,28 +286,14 @@ export class Engine {
       await this.opts.runner.run(argv);
       return true;
     } catch (e) {
-      if (e instanceof TmuxError && e.kind !== 'failed') throw e;
+      rethrowUnlessFailed(e);
       return false;
     }
-  }
-
-  /** A registered pane whose agent we cannot walk: hold its stamp, reap it once only shells remain. */
-  private async reap(rec: PaneRecord, procs: ProcEntry[], now: number, prev: StampedState | null): Promise<boolean> {
-    const marker = Number(rec.options['@tma_reg_dead_since']) || null;
-    const d = reaperDecision({ procs: subtree(procs, rec.panePid), marker, now });
-    if (d === 'remove') {
-      await this.apply(rec, { kind: 'remove' }, prev);
-      return false;
-    }
-    if (d === 'set-marker') await this.tryRun(['set-option', '-p', '-t', rec.paneId, KEY.regDeadSince, String(now)]);
-    if (d === 'unset-marker') await this.tryRun(['set-option', '-p', '-u', '-t', rec.paneId, KEY.regDeadSince]);
-    return true;
   }
 
   /** The `-F` probe, cached per server in @tma_setpf_ok. A failed probe assumes guarded, uncached. */
   async setpfSupported(pane: string): Promise<boolean> {
     if (this.guarded !== null) return this.guarded;
-    const { renderSetpfProbe, renderProbeRead, renderProbeUnset, probeSupported } = await import('../core/stamp-render.js');
     try {
       const cached = (await this.opts.runner.run(['show-options', '-sqv', KEY.setpfOk])).trim();
       if (cached === '1' || cached === '0') return (this.guarded = cached === '1');
@@ -262,22 +308,26 @@ export class Engine {
     }
   }
 
-  /** Recompute every window and session rollup from this cycle and write only where it drifted. */
-  private async reconcileRollups(outcomes: PaneOutcome[]): Promise<void> {
-    const windows = new Map<string, { pane: string; states: State[]; stored: string }>();
-    const sessions = new Map<string, { pane: string; states: State[]; stored: string }>();
+  /** Recompute every window and session rollup from this cycle; the writes where it drifted. */
+  private rollupDrift(outcomes: PaneOutcome[]): TmuxCommand[] {
+    type Scope = { pane: string; states: State[]; stored: string };
+    const windows = new Map<string, Scope>();
+    const sessions = new Map<string, Scope>();
+    const scope = (m: Map<string, Scope>, key: string, o: PaneOutcome, stored: string): Scope => {
+      let sc = m.get(key);
+      if (!sc) m.set(key, (sc = { pane: o.rec.paneId, states: [], stored }));
+      return sc;
+    };
     for (const o of outcomes) {
-      const wkey = `${o.rec.sessionName}\u0000${o.rec.windowIndex}`;
-      const w = windows.get(wkey) ?? { pane: o.rec.paneId, states: [], stored: o.rec.windowSummary };
-      const s = sessions.get(o.rec.sessionName) ?? { pane: o.rec.paneId, states: [], stored: o.rec.sessionSummary };
+      if (o.path === 'dead') continue;
+      const w = scope(windows, `${o.rec.sessionName}\u0000${o.rec.windowIndex}`, o, o.rec.windowSummary);
+      const s = scope(sessions, o.rec.sessionName, o, o.rec.sessionSummary);
       if (o.stamp) {
         w.states.push(o.stamp.state);
         s.states.push(o.stamp.state);
       }
-      windows.set(wkey, w);
-      sessions.set(o.rec.sessionName, s);
     }
-    const cmds: string[][] = [];
+    const cmds: TmuxCommand[] = [];
     for (const w of windows.values()) {
       const v = summaryOf(w.states);
       if (v !== w.stored) cmds.push(renderRollups(w.pane, v, '')[0]!);
@@ -286,7 +336,7 @@ export class Engine {
       const v = summaryOf(s.states);
       if (v !== s.stored) cmds.push(renderRollups(s.pane, '', v)[1]!);
     }
-    if (cmds.length) await this.tryRun(chain(cmds));
+    return cmds;
   }
 
   /**
@@ -300,7 +350,7 @@ export class Engine {
     try {
       out = await this.opts.runner.run(['list-clients', '-F', '#{pane_id}\u001f#{client_activity}\u001f#{client_control_mode}']);
     } catch (e) {
-      if (e instanceof TmuxError && e.kind === 'server-gone') throw e;
+      rethrowUnlessFailed(e);
       return;
     }
     const seen = new Map<string, number>();

@@ -88,6 +88,7 @@ export function splitDelta(body: DeltaBody, epoch: string, limit = MAX_FRAME_BYT
  */
 export function splitSnapshot(servers: readonly ServerState[], epoch: string, limit = MAX_FRAME_BYTES): ServerState[][] {
   const envelope = { type: 'snapshot', epoch, seq: Number.MAX_SAFE_INTEGER, servers: [], complete: false };
+  // Exact accounting: the envelope, then each entry and row with the comma that separates it.
   const budget = room(envelope, limit);
   const frames: ServerState[][] = [];
   let cur: ServerState[] = [];
@@ -98,15 +99,16 @@ export function splitSnapshot(servers: readonly ServerState[], epoch: string, li
     used = 0;
   };
   for (const s of servers) {
-    const head = bytes(JSON.stringify({ server: s.server, incarnation: s.incarnation, rows: [] })) + 1;
-    const sized = s.rows.map((row) => ({ row, n: bytes(JSON.stringify(row)) + 1 }));
+    const head = bytes(JSON.stringify({ server: s.server, incarnation: s.incarnation, rows: [] }));
+    const sized = s.rows.map((row) => ({ row, n: bytes(JSON.stringify(row)) }));
     let i = 0;
     do {
-      if (cur.length && used + head + (sized[i]?.n ?? 0) > budget) flush();
+      const entry = (cur.length ? 1 : 0) + head;
+      if (cur.length && used + entry + (sized[i]?.n ?? 0) > budget) flush();
       const part: ProtocolRow[] = [];
-      used += head;
-      while (i < sized.length && (part.length === 0 || used + sized[i]!.n <= budget)) {
-        used += sized[i]!.n;
+      used += (cur.length ? 1 : 0) + head;
+      while (i < sized.length && (part.length === 0 || used + 1 + sized[i]!.n <= budget)) {
+        used += (part.length ? 1 : 0) + sized[i]!.n;
         part.push(sized[i]!.row);
         i++;
       }

@@ -50,8 +50,9 @@ interface Session {
   live: boolean;
   /** A welcome arrived before the engines' first round; answered once ready. */
   pendingResume: number | null | undefined;
-  lastHeard: number;
   timer: ReturnType<typeof setInterval>;
+  /** Fires when the hub has been silent for DEAD_AFTER_HEARTBEATS intervals; re-armed on every frame. */
+  silence: ReturnType<typeof setTimeout> | null;
 }
 
 type Sequenced = { type: 'delta'; server: string; incarnation: string; upserts: ProtocolRow[]; removals: string[] } | {
@@ -96,13 +97,15 @@ export class Publisher {
       link,
       live: false,
       pendingResume: undefined,
-      lastHeard: this.now(),
       timer: setInterval(() => this.tick(s), this.heartbeatMs),
+      silence: null,
     };
     this.session = s;
+    this.armSilence(s);
     link.onMessage((text) => this.receive(s, text));
     link.onClose(() => {
       clearInterval(s.timer);
+      if (s.silence) clearTimeout(s.silence);
       if (this.session === s) this.session = null;
     });
     this.send(s, {
@@ -161,12 +164,13 @@ export class Publisher {
     if (!s) return;
     this.session = null;
     clearInterval(s.timer);
+    if (s.silence) clearTimeout(s.silence);
     s.link.close(reason);
   }
 
   private receive(s: Session, text: string): void {
     if (this.session !== s) return;
-    s.lastHeard = this.now();
+    this.armSilence(s);
     const r = decodeFrame<HubFrame>(text, 'from-hub');
     if (!r.ok) {
       this.log(`hub sent a bad frame (${r.error.code}): ${r.error.message}`);
@@ -227,13 +231,17 @@ export class Publisher {
     if (this.session === s) this.send(s, { type: 'act_result', id: req.id, result });
   }
 
-  private tick(s: Session): void {
-    if (this.session !== s) return;
-    if (this.now() - s.lastHeard >= DEAD_AFTER_HEARTBEATS * this.heartbeatMs) {
+  private armSilence(s: Session): void {
+    if (s.silence) clearTimeout(s.silence);
+    s.silence = setTimeout(() => {
+      if (this.session !== s) return;
       this.log(`hub silent for ${DEAD_AFTER_HEARTBEATS} heartbeat intervals; dropping the link`);
       this.detach('hub silent');
-      return;
-    }
+    }, DEAD_AFTER_HEARTBEATS * this.heartbeatMs);
+  }
+
+  private tick(s: Session): void {
+    if (this.session !== s) return;
     this.send(s, { type: 'heartbeat', at: this.now(), seq: this.seqNo });
   }
 

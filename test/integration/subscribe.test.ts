@@ -98,7 +98,9 @@ describe('tma subscribe', () => {
     }
     expect((edges[1]!.at_ms as number) >= (edges[0]!.at_ms as number)).toBe(true);
 
+    // The reader leaves; the next line the stream writes finds the pipe closed.
     s.child.stdout.destroy();
+    await t.standIn(t.newPane(), 'claude', 'claude-working.txt');
     expect(await s.exited).toBe(0);
     expect(s.stderr()).toBe('');
   });

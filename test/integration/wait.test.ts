@@ -133,7 +133,11 @@ describe('tma wait (stand-in agents)', () => {
     const floor = row!.episode_ms;
 
     // The strict floor, at one look each: just under it matches the last completion, at it does not.
-    expect((await run(['wait', '--until', 'done', '--pane', pane, '--since', String(floor - 1), '--timeout', '0'])).code).toBe(0);
+    const under = await run(['wait', '--until', 'done', '--pane', pane, '--since', String(floor - 1), '--timeout', '0']);
+    expect(under.code).toBe(0);
+    // Text output is the `ls` line of the row.
+    expect(under.stdout).toBe((await run(['ls', '--pane', pane])).stdout);
+    expect(under.stdout.startsWith(`${pane}\tclaude\tidle\t`)).toBe(true);
     const at = await run(['wait', '--until', 'done', '--pane', pane, '--since', String(floor), '--timeout', '0']);
     expect(at).toEqual({ code: 124, stdout: '', stderr: `tma: timed out after 0s waiting for done since ${floor}\n` });
 

@@ -21,6 +21,7 @@ export const VERBS: Record<string, OptSpec> = {
   mute: { pane: { kind: 'value' }, ...sel, for: { kind: 'value' }, clear: { kind: 'bool' } },
   supervise: { pane: { kind: 'value' }, name: { kind: 'value' }, nonce: { kind: 'value' }, 'timeout-ms': { kind: 'value' } },
   collector: { stdio: { kind: 'bool' }, 'host-name': { kind: 'value' }, interval: { kind: 'value' } },
+  hub: { listen: { kind: 'value' }, 'no-local': { kind: 'bool' } },
   wait: {
     until: { kind: 'value' }, pane: { kind: 'value' }, any: { kind: 'bool' }, all: { kind: 'bool' },
     count: { kind: 'value' }, since: { kind: 'value' }, timeout: { kind: 'value' }, json: { kind: 'bool' }, ...sel,
@@ -50,6 +51,12 @@ commands:
                                           silence notifications (default: indefinitely)
   collector --hub URL --token-file F | --stdio [--host-name NAME] [--interval SECS]
                                           publish every tmux server's agents to a hub
+  hub [--listen ADDR:PORT] [--config hub.toml] [--no-local]
+                                          serve the fleet (default 127.0.0.1:7480), with this
+                                          machine's own agents unless --no-local
+
+fleet: --hub URL (or TMA_HUB) with --token-file F (or TMA_HUB_TOKEN, a token or @path) runs
+  ls, status, wait, subscribe and act against a hub, over every host; --host NAME selects one
   version                                 print the version
 
 selectors: --state LIST --agent NAME --session NAME --repo NAME --branch NAME
@@ -57,6 +64,15 @@ global flags: --socket-name/-L NAME, --socket-path/-S PATH, --config PATH, --man
 `;
 
 type VerbMain = (p: Parsed) => Promise<number>;
+
+/** Verbs that read a hub instead of local tmux when `--hub` or TMA_HUB names one. */
+const FLEET_READ_VERBS = new Set(['ls', 'status', 'wait', 'subscribe']);
+
+async function loadFleet(verb: string): Promise<VerbMain | null> {
+  if (!FLEET_READ_VERBS.has(verb)) return null;
+  const m = await import('./fleet/read-verbs.js');
+  return verb === 'ls' ? m.ls : verb === 'status' ? m.status : verb === 'wait' ? m.wait : m.subscribe;
+}
 
 async function load(verb: string): Promise<VerbMain> {
   switch (verb) {
@@ -82,6 +98,8 @@ async function load(verb: string): Promise<VerbMain> {
       return (await import('./verbs/mute.js')).main;
     case 'collector':
       return (await import('./verbs/collector.js')).main;
+    case 'hub':
+      return (await import('./verbs/hub.js')).main;
     default:
       return async () => {
         process.stdout.write(`tma ${VERSION}\n`);
@@ -108,7 +126,8 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(HELP);
     return parsed.verb === null && !parsed.globals.help ? 2 : 0;
   }
-  const main = await load(parsed.verb);
+  const fleet = (parsed.globals.hub !== undefined || process.env.TMA_HUB) && parsed.verb !== 'collector' && parsed.verb !== 'hub';
+  const main = (fleet && (await loadFleet(parsed.verb))) || (await load(parsed.verb));
   try {
     return await main(parsed);
   } catch (e) {

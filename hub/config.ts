@@ -3,7 +3,8 @@
 // folder so a config and its secrets can move together.
 
 import { readFileSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { DEAD_AFTER_HEARTBEATS, HEARTBEAT_MS } from '../shared/protocol.js';
@@ -103,6 +104,11 @@ function issuePath(path: readonly PropertyKey[]): string {
 
 export type ReadTokenFile = (path: string) => string;
 
+/** `~/x` means the user's home, as it would in a shell. */
+export function expandHome(path: string): string {
+  return path === '~' || path.startsWith('~/') ? join(process.env.HOME || homedir(), path.slice(1)) : path;
+}
+
 const readTokenFromDisk: ReadTokenFile = (path) => readFileSync(path, 'utf8');
 
 function resolveToken(
@@ -116,7 +122,8 @@ function resolveToken(
   }
   let token: string;
   if (entry.token_file !== undefined) {
-    const path = isAbsolute(entry.token_file) ? entry.token_file : resolve(dirname(file), entry.token_file);
+    const named = expandHome(entry.token_file);
+    const path = isAbsolute(named) ? named : resolve(dirname(file), named);
     try {
       token = read(path);
     } catch (e) {

@@ -2,25 +2,13 @@
 // the ones named), runs the local engine on each, and publishes title-free rows to a hub, over a
 // WebSocket it dials (--hub) or over stdin/stdout (--stdio, run by the hub's ssh transport).
 
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { applyAgentConfig } from '../../collector/core/manifest-load.js';
-import { Engine } from '../../collector/engine/cycle.js';
-import { repoOf } from '../../collector/engine/repo.js';
-import { discover } from '../../collector/fleet/discovery.js';
-import { ServerEngines } from '../../collector/fleet/engines.js';
-import { Publisher } from '../../collector/fleet/publisher.js';
 import { stdioLink } from '../../collector/fleet/stdio-link.js';
-import { canonicalSocketPath, listenWake, wakeDir, wakeSocketPath } from '../../collector/fleet/wake.js';
 import { collectUrl, dialHub } from '../../collector/fleet/ws-link.js';
-import { loadAgentManifests } from '../../collector/manifest-files.js';
 import { hostName } from '../../collector/tmux/host.js';
-import { readProcesses } from '../../collector/tmux/proc-table.js';
-import { openRunner } from '../../collector/tmux/runner.js';
-import { tmuxBin } from '../../collector/tmux/target.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
-import { ExitError, guard, loadLocalConfig } from '../local.js';
-import { VERSION } from '../version.js';
+import { ExitError, guard } from '../local.js';
+import { assembleCollector } from '../collector-assembly.js';
 
 const HOST_NAME = /^[A-Za-z0-9._-]{1,253}$/;
 
@@ -69,58 +57,7 @@ export async function main(p: Parsed): Promise<number> {
   return guard(async () => {
     const env = process.env;
     const token = tokenFile ? readToken(tokenFile) : '';
-    const config = loadLocalConfig(p, env);
-    let set;
-    try {
-      set = applyAgentConfig(loadAgentManifests({ manifestDir: str(p.globals['manifest-dir']), env }), config.agents);
-    } catch (e) {
-      throw new ExitError(`manifests could not be loaded: ${(e as Error).message}`, 1);
-    }
-    for (const i of set.issues) log(`skipping manifest ${i.file}: ${i.problem}`);
-    if (set.manifests.length === 0) throw new ExitError('no agent manifest could be loaded', 1);
-    const bin = tmuxBin(env, config.tmuxBin);
-
-    const publisher = new Publisher({
-      host,
-      version: VERSION,
-      epoch: randomBytes(16).toString('hex'),
-      allowedActions: config.remote.allowActions ?? [],
-      log,
-    });
-    const engines = new ServerEngines({
-      discover: () =>
-        discover({
-          names: (p.globals['socket-name'] as string[] | undefined) ?? [],
-          paths: (p.globals['socket-path'] as string[] | undefined) ?? [],
-          env,
-        }),
-      open: async (target) =>
-        new Engine({
-          runner: await openRunner(target, { mode: 'control', bin }),
-          manifests: set.manifests,
-          fold: config.fold,
-          host,
-          readProcs: readProcesses,
-        }),
-      sink: publisher,
-      intervalMs,
-      enrich: (res) => {
-        const cwd = new Map(res.panes.map((o) => [o.rec.paneId, o.rec.currentPath]));
-        return Promise.all(res.rows.map(async (r) => ({ ...r, ...(await repoOf(cwd.get(r.pane) ?? '')) })));
-      },
-      listenWake: async (socketPath, wake) => {
-        const path = wakeSocketPath(canonicalSocketPath(socketPath), wakeDir(env));
-        try {
-          const l = await listenWake(path, wake);
-          if (!l) log(`another collector answers hook wake-ups for ${socketPath}; this one sees them on its poll`);
-          return l;
-        } catch (e) {
-          log(`no hook wake-ups for ${socketPath}: ${(e as Error).message}`);
-          return null;
-        }
-      },
-      log,
-    });
+    const { publisher, engines } = assembleCollector(p, { host, intervalMs, env, log });
 
     let finish: (code: number) => void = () => undefined;
     const done = new Promise<number>((r) => (finish = r));
@@ -129,6 +66,8 @@ export async function main(p: Parsed): Promise<number> {
       dialer?.stop();
       publisher.close();
       engines.stop();
+      // Nothing more will be read; an open stdin would keep the process alive.
+      if (stdio) process.stdin.destroy();
       finish(code);
     };
     process.once('SIGINT', () => shutdown(0));

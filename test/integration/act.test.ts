@@ -17,7 +17,12 @@ beforeEach(() => {
 
 afterEach(() => s.kill());
 
-const act = (...args: string[]) => tma(['--socket-name', s.name, 'act', ...args], { env });
+let lastStderr = '';
+const act = async (...args: string[]) => {
+  const r = await tma(['--socket-name', s.name, 'act', ...args], { env });
+  lastStderr = r.stderr;
+  return r;
+};
 
 async function claude(fixture: string): Promise<StandIn> {
   return s.standIn(s.start(), 'claude', fixture);
@@ -29,7 +34,13 @@ async function settledKeys(a: StandIn): Promise<string> {
   return a.keys();
 }
 
-const json = (stdout: string) => JSON.parse(stdout) as Record<string, unknown>;
+const json = (stdout: string): Record<string, unknown> => {
+  try {
+    return JSON.parse(stdout) as Record<string, unknown>;
+  } catch {
+    throw new Error(`not JSON: ${JSON.stringify(stdout)}; stderr: ${lastStderr}`);
+  }
+};
 
 describe('tma act approve', () => {
   test('on a blocked claude sends 1 exactly once, reports sent and releases the lock', async () => {

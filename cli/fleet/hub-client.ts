@@ -1,0 +1,165 @@
+// The command line's side of a hub: where it is, which token to show it, and the two ways of
+// reading it (one document, or a stream of lines).
+
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { str, UsageError, type Parsed } from '../args.js';
+import { ExitError } from '../local.js';
+
+export interface HubTarget {
+  base: URL;
+  token: string | null;
+}
+
+/** The token file `tma hub` writes when it runs without a hub.toml. */
+export function defaultTokenFile(env: NodeJS.ProcessEnv): string {
+  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
+  return join(base, 'tma', 'hub.token');
+}
+
+function readTokenFile(path: string, what: string): string {
+  try {
+    const t = readFileSync(path, 'utf8').trim();
+    if (!t) throw new ExitError(`${what} ${path} is empty`, 1);
+    return t;
+  } catch (e) {
+    if (e instanceof ExitError) throw e;
+    throw new ExitError(`cannot read ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, 1);
+  }
+}
+
+/** `--hub URL` or `TMA_HUB`; null when neither is set (the verb then works locally). */
+export function hubUrlOf(p: Parsed, env: NodeJS.ProcessEnv): string | null {
+  return str(p.globals.hub) ?? (env.TMA_HUB || null);
+}
+
+/**
+ * Token: `--token-file`, else `TMA_HUB_TOKEN` (the token itself, or `@path`), else the token a
+ * zero-config `tma hub` on this machine wrote, if there is one.
+ */
+export function hubTarget(p: Parsed, env: NodeJS.ProcessEnv): HubTarget {
+  const raw = hubUrlOf(p, env)!;
+  let base: URL;
+  try {
+    base = new URL(raw.includes('://') ? raw : `http://${raw}`);
+  } catch {
+    throw new UsageError(`--hub: not a URL: ${raw}`);
+  }
+  if (base.protocol === 'ws:') base.protocol = 'http:';
+  if (base.protocol === 'wss:') base.protocol = 'https:';
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new UsageError(`--hub: use http://HOST:PORT, not ${base.protocol}`);
+  const file = str(p.globals['token-file']);
+  let token: string | null = null;
+  if (file) token = readTokenFile(file, '--token-file');
+  else if (env.TMA_HUB_TOKEN) token = env.TMA_HUB_TOKEN.startsWith('@') ? readTokenFile(env.TMA_HUB_TOKEN.slice(1), 'TMA_HUB_TOKEN file') : env.TMA_HUB_TOKEN;
+  else {
+    try {
+      token = readFileSync(defaultTokenFile(env), 'utf8').trim() || null;
+    } catch {
+      token = null;
+    }
+  }
+  return { base, token };
+}
+
+function headers(t: HubTarget, extra: Record<string, string> = {}): Record<string, string> {
+  return { ...extra, ...(t.token ? { authorization: `Bearer ${t.token}` } : {}) };
+}
+
+async function explain(res: Response): Promise<string> {
+  let detail = '';
+  try {
+    const body = (await res.json()) as { error?: string };
+    detail = body.error ? `: ${body.error}` : '';
+  } catch {
+    // not JSON
+  }
+  if (res.status === 401) return `the hub refused the token (401${detail}); pass --token-file or set TMA_HUB_TOKEN`;
+  if (res.status === 403) return `the hub refused this token for that request (403${detail})`;
+  return `the hub answered ${res.status}${detail}`;
+}
+
+function unreachable(t: HubTarget, e: unknown): ExitError {
+  const cause = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
+  return new ExitError(`hub ${t.base.origin} unreachable: ${cause}`, 1);
+}
+
+export async function getJson<T>(t: HubTarget, path: string, query: URLSearchParams = new URLSearchParams()): Promise<T> {
+  const url = new URL(path, t.base);
+  url.search = query.toString();
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: headers(t), signal: AbortSignal.timeout(10_000) });
+  } catch (e) {
+    throw unreachable(t, e);
+  }
+  if (!res.ok) throw new ExitError(await explain(res), res.status === 400 ? 2 : 1);
+  return (await res.json()) as T;
+}
+
+export async function postJson<T>(t: HubTarget, path: string, body: unknown, timeoutMs: number): Promise<{ status: number; body: T }> {
+  let res: Response;
+  try {
+    res = await fetch(new URL(path, t.base), {
+      method: 'POST',
+      headers: headers(t, { 'content-type': 'application/json' }),
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (e) {
+    throw unreachable(t, e);
+  }
+  if (res.status === 401 || res.status === 403) throw new ExitError(await explain(res), 1);
+  return { status: res.status, body: (await res.json()) as T };
+}
+
+/**
+ * Server-Sent Events from the hub, one `data:` payload per call of `onData`. Resolves when the
+ * hub closes the stream; rejects when it cannot be opened.
+ */
+export async function streamSse(t: HubTarget, path: string, query: URLSearchParams, onData: (data: string) => boolean | void): Promise<void> {
+  const url = new URL(path, t.base);
+  url.search = query.toString();
+  const ctl = new AbortController();
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: headers(t, { accept: 'text/event-stream' }), signal: ctl.signal });
+  } catch (e) {
+    throw unreachable(t, e);
+  }
+  if (!res.ok || !res.body) throw new ExitError(await explain(res), res.status === 400 ? 2 : 1);
+  const decoder = new TextDecoder();
+  let buf = '';
+  let data: string[] = [];
+  try {
+    for await (const chunk of res.body) {
+      buf += decoder.decode(chunk as Uint8Array, { stream: true });
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl).replace(/\r$/, '');
+        buf = buf.slice(nl + 1);
+        if (line === '') {
+          if (data.length && onData(data.join('\n')) === false) {
+            ctl.abort();
+            return;
+          }
+          data = [];
+        } else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+      }
+    }
+  } catch (e) {
+    if (ctl.signal.aborted) return;
+    throw new ExitError(`the hub stream broke: ${(e as Error).message}`, 1);
+  }
+}
+
+/** Query parameters for the selector flags a fleet verb was given. */
+export function selectorQuery(p: Parsed): URLSearchParams {
+  const q = new URLSearchParams();
+  for (const k of ['state', 'agent', 'host', 'repo', 'branch', 'session']) {
+    const v = str(p.opts[k]);
+    if (v !== undefined) q.set(k, v);
+  }
+  return q;
+}

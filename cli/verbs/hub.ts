@@ -1,0 +1,116 @@
+// `tma hub`: the fleet hub, and (unless --no-local) a collector for this machine's own tmux
+// servers attached to it in-process. Without a hub.toml it runs on loopback with one operator
+// token it writes for this user, so the first run needs no setup at all.
+
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { homedir } from 'node:os';
+import { loadHubConfig, HubConfigError, DEFAULT_LISTEN, type HubConfig } from '../../hub/config.js';
+import { startHub } from '../../hub/server.js';
+import { linkPair } from '../../shared/link.js';
+import { hostName } from '../../collector/tmux/host.js';
+import { flag, str, UsageError, type Parsed } from '../args.js';
+import { assembleCollector } from '../collector-assembly.js';
+import { defaultTokenFile } from '../fleet/hub-client.js';
+import { ExitError, guard } from '../local.js';
+
+function defaultHubConfigPath(env: NodeJS.ProcessEnv): string {
+  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
+  return join(base, 'tma', 'hub.toml');
+}
+
+/** The token a zero-config hub accepts, created once (0600) and reused. */
+function localToken(env: NodeJS.ProcessEnv): { token: string; file: string } {
+  const file = defaultTokenFile(env);
+  if (existsSync(file)) {
+    const token = readFileSync(file, 'utf8').trim();
+    if (token) return { token, file };
+  }
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const token = randomBytes(24).toString('hex');
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  return { token, file };
+}
+
+function zeroConfig(token: string): HubConfig {
+  return {
+    listen: (() => {
+      const [host, port] = DEFAULT_LISTEN.split(':');
+      return { host: host!, port: Number(port) };
+    })(),
+    staleAfterMs: null,
+    lostAfterMs: 86_400_000,
+    collectors: [],
+    clients: [{ name: 'local', token, role: 'operator' }],
+    ssh: [],
+  };
+}
+
+export async function main(p: Parsed): Promise<number> {
+  const env = process.env;
+  const listen = str(p.opts.listen);
+  const noLocal = flag(p.opts['no-local']);
+  if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
+  return guard(async () => {
+    const explicit = str(p.globals.config);
+    const path = explicit ?? defaultHubConfigPath(env);
+    let config: HubConfig;
+    let tokenNote: string | null = null;
+    let pageToken: string | null = null;
+    try {
+      if (explicit || existsSync(path)) config = loadHubConfig(path);
+      else {
+        const local = localToken(env);
+        config = zeroConfig(local.token);
+        pageToken = local.token;
+        tokenNote = local.file;
+      }
+    } catch (e) {
+      if (e instanceof HubConfigError) throw new ExitError(e.message, 1);
+      throw e;
+    }
+
+    let hub;
+    try {
+      hub = await startHub({ config, ...(listen ? { listen } : {}) });
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE') throw new ExitError(`cannot listen on ${listen ?? 'the configured address'}: address in use`, 1);
+      if (e instanceof HubConfigError) throw new UsageError(e.message);
+      throw e;
+    }
+
+    let stopLocal = () => undefined as void;
+    if (!noLocal) {
+      // The embedded collector reads config.toml as usual; --config named the hub's file here.
+      const collectorArgs: Parsed = { ...p, globals: { ...p.globals, config: undefined } };
+      const host = hostName().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 253) || 'localhost';
+      const log = (line: string) => hub.logger.info({ host }, `local collector: ${line}`);
+      const { publisher, engines } = assembleCollector(collectorArgs, { host, intervalMs: 1000, env, log });
+      const [collectorEnd, hubEnd] = linkPair();
+      hub.attachLink(hubEnd, { transport: 'local', host });
+      publisher.attach(collectorEnd);
+      await engines.start();
+      stopLocal = () => {
+        publisher.close();
+        engines.stop();
+      };
+    }
+
+    process.stdout.write(`tma hub: listening on ${hub.url}\n`);
+    if (pageToken) {
+      process.stdout.write(`tma hub: fleet view: ${hub.url}/#token=${pageToken}\n`);
+      process.stdout.write(`tma hub: token in ${tokenNote}; try: curl -H "Authorization: Bearer $(cat ${tokenNote})" ${hub.url}/v1/agents\n`);
+      process.stdout.write(`tma hub: or: node bin/tma.js --hub ${hub.url} ls\n`);
+    }
+
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    stopLocal();
+    await hub.close();
+    return 0;
+  });
+}

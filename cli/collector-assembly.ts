@@ -4,20 +4,18 @@
 
 import { randomBytes } from 'node:crypto';
 import type { ActResult } from '../shared/protocol.js';
-import { applyAgentConfig } from '../collector/core/manifest-load.js';
 import { Engine } from '../collector/engine/cycle.js';
 import { repoOf } from '../collector/engine/repo.js';
 import { discover } from '../collector/fleet/discovery.js';
 import { ServerEngines } from '../collector/fleet/engines.js';
 import { Publisher, type ActRequest } from '../collector/fleet/publisher.js';
 import { canonicalSocketPath, listenWake, wakeDir, wakeSocketPath } from '../collector/fleet/wake.js';
-import { loadAgentManifests } from '../collector/manifest-files.js';
 import { readProcesses } from '../collector/tmux/proc-table.js';
 import { openRunner } from '../collector/tmux/runner.js';
 import { tmuxBin } from '../collector/tmux/target.js';
 import type { Config } from '../collector/config/config-schema.js';
-import { str, type Parsed } from './args.js';
-import { ExitError, loadLocalConfig } from './local.js';
+import type { Parsed } from './args.js';
+import { loadLocalConfig, loadManifestsFor } from './local.js';
 import { VERSION } from './version.js';
 
 export interface CollectorParts {
@@ -35,17 +33,22 @@ export interface AssembleOptions {
   onAct?: (req: ActRequest, engines: ServerEngines) => Promise<ActResult>;
 }
 
+/**
+ * Hidden, for tests only: TMA_COLLECTOR_HEARTBEAT_MS shortens the collector's heartbeat so a hub
+ * started with a short heartbeat (and so a short dead-link timer) does not drop a quiet but healthy
+ * link. Anything but a whole number of milliseconds ≥ 10 leaves the protocol's interval in force.
+ */
+export function heartbeatOverride(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env.TMA_COLLECTOR_HEARTBEAT_MS;
+  if (raw === undefined || !/^\d+$/.test(raw)) return undefined;
+  const ms = Number(raw);
+  return ms >= 10 ? ms : undefined;
+}
+
 export function assembleCollector(p: Parsed, o: AssembleOptions): CollectorParts {
   const { env, log, host } = o;
   const config = loadLocalConfig(p, env);
-  let set;
-  try {
-    set = applyAgentConfig(loadAgentManifests({ manifestDir: str(p.globals['manifest-dir']), env }), config.agents);
-  } catch (e) {
-    throw new ExitError(`manifests could not be loaded: ${(e as Error).message}`, 1);
-  }
-  for (const i of set.issues) log(`skipping manifest ${i.file}: ${i.problem}`);
-  if (set.manifests.length === 0) throw new ExitError('no agent manifest could be loaded', 1);
+  const set = loadManifestsFor(p, config, env, log);
   const bin = tmuxBin(env, config.tmuxBin);
   const manifests = set.manifests;
 
@@ -56,6 +59,7 @@ export function assembleCollector(p: Parsed, o: AssembleOptions): CollectorParts
     epoch: randomBytes(16).toString('hex'),
     allowedActions: config.remote.allowActions ?? [],
     ...(o.onAct ? { onAct: (req: ActRequest) => o.onAct!(req, engines) } : {}),
+    heartbeatMs: heartbeatOverride(env),
     log,
   });
   engines = new ServerEngines({

@@ -4,7 +4,7 @@
 import { ConfigError, type Config } from '../collector/config/config-schema.js';
 import { loadConfig } from '../collector/config/load-config.js';
 import { applyAgentConfig } from '../collector/core/manifest-load.js';
-import type { ManifestIssue } from '../collector/core/types.js';
+import type { ManifestIssue, ManifestSet } from '../collector/core/types.js';
 import { Engine } from '../collector/engine/cycle.js';
 import { loadAgentManifests } from '../collector/manifest-files.js';
 import { TmuxError } from '../collector/tmux/errors.js';
@@ -53,6 +53,19 @@ export function loadLocalConfig(p: Parsed, env: NodeJS.ProcessEnv = process.env)
   }
 }
 
+/** Bundled and user manifests (or --manifest-dir), adjusted by config; skipped files are told. */
+export function loadManifestsFor(p: Parsed, config: Config, env: NodeJS.ProcessEnv, log: (line: string) => void): ManifestSet {
+  let set: ManifestSet;
+  try {
+    set = applyAgentConfig(loadAgentManifests({ manifestDir: str(p.globals['manifest-dir']), env }), config.agents);
+  } catch (e) {
+    throw new ExitError(`manifests could not be loaded: ${(e as Error).message}`, 1);
+  }
+  for (const i of set.issues) log(`skipping manifest ${i.file}: ${i.problem}`);
+  if (set.manifests.length === 0) throw new ExitError('no agent manifest could be loaded', 1);
+  return set;
+}
+
 export async function openLocal(
   p: Parsed,
   opts: { mode?: 'spawn' | 'control'; quietManifests?: boolean } = {},
@@ -60,14 +73,7 @@ export async function openLocal(
   const env = process.env;
   const target = targetOf(p, env);
   const config = loadLocalConfig(p, env);
-  let set;
-  try {
-    set = applyAgentConfig(loadAgentManifests({ manifestDir: str(p.globals['manifest-dir']), env }), config.agents);
-  } catch (e) {
-    throw new ExitError(`manifests could not be loaded: ${(e as Error).message}`, 1);
-  }
-  if (!opts.quietManifests) for (const i of set.issues) process.stderr.write(`tma: skipping manifest ${i.file}: ${i.problem}\n`);
-  if (set.manifests.length === 0) throw new ExitError('no agent manifest could be loaded', 1);
+  const set = loadManifestsFor(p, config, env, opts.quietManifests ? () => undefined : (l) => process.stderr.write(`tma: ${l}\n`));
   const runner = await openRunner(target, { mode: opts.mode ?? 'spawn', bin: tmuxBin(env, config.tmuxBin) });
   const engine = new Engine({
     runner,

@@ -358,6 +358,7 @@ export class FleetStore {
           servers: [...h.servers.entries()]
             .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
             .map(([server, s]) => ({ server, incarnation: s.incarnation, rows: s.rows.size })),
+          actions_allowed: h.actionsAllowed.slice(),
           schema: 1,
         }),
       );

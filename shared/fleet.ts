@@ -24,11 +24,13 @@ export interface HostStatus {
   reason: string | null;
   collector_version: string | null;
   servers: { server: string; incarnation: string; rows: number }[];
+  /** Action names the host's collector lets the hub fire remotely (from its hello); [] if none. */
+  actions_allowed: string[];
   schema: 1;
 }
 
 export const HOST_STATUS_KEYS = [
-  'host', 'transport', 'reachable', 'stale', 'last_seen_ms', 'reason', 'collector_version', 'servers', 'schema',
+  'host', 'transport', 'reachable', 'stale', 'last_seen_ms', 'reason', 'collector_version', 'servers', 'actions_allowed', 'schema',
 ] as const satisfies readonly (keyof HostStatus)[];
 
 export interface FleetDocument {

@@ -12,12 +12,12 @@ import { pickTargets, planTargets } from '../../collector/act/targets.js';
 import { loadActions } from '../../collector/manifest-files.js';
 import { openRunner } from '../../collector/tmux/runner.js';
 import { targetFlags, tmuxBin } from '../../collector/tmux/target.js';
-import { isEmptySelector, selectRow } from '../../shared/selectors.js';
+import { isEmptySelector } from '../../shared/selectors.js';
 import { toJsonLine } from '../../shared/row.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
 import { ExitError, guard, openLocal, targetOf } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
-import { withRepos } from './ls.js';
+import { selectedRows } from './ls.js';
 
 const FIRE_FLAGS = ['all', 'dry-run', 'arg', 'force', 'yes', 'slot', 'expect-episode-ms', 'expect-permission-request'] as const;
 
@@ -89,9 +89,7 @@ export async function main(p: Parsed): Promise<number> {
       if (plan.kind === 'pane') panes = [plan.pane];
       else {
         const res = await local.engine.cycle();
-        const needRepo = sel.repo !== null || sel.branch !== null;
-        const rows = needRepo ? await withRepos(res.rows, new Map(res.panes.map((x) => [x.rec.paneId, x.rec.currentPath]))) : res.rows;
-        const picked = pickTargets(rows.filter((r) => selectRow(sel, r)), all);
+        const picked = pickTargets(await selectedRows(res, sel), all);
         if (picked.kind === 'fail') {
           if (picked.code === 2) throw new UsageError(picked.message);
           throw new ExitError(picked.message, picked.code);

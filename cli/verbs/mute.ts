@@ -5,11 +5,11 @@ import { DurationError, MUTE_SENTINEL, muteUntil, parseMuteDuration, type MuteDu
 import { pickTargets, planTargets } from '../../collector/act/targets.js';
 import { chain } from '../../collector/core/stamp-render.js';
 import { KEY } from '../../collector/core/store-codec.js';
-import { isEmptySelector, selectRow } from '../../shared/selectors.js';
+import { isEmptySelector } from '../../shared/selectors.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
 import { ExitError, guard, openLocal } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
-import { withRepos } from './ls.js';
+import { selectedRows } from './ls.js';
 
 export async function main(p: Parsed): Promise<number> {
   if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
@@ -36,9 +36,7 @@ export async function main(p: Parsed): Promise<number> {
       if (plan.kind === 'pane') panes = [plan.pane];
       else {
         const res = await local.engine.cycle();
-        const needRepo = sel.repo !== null || sel.branch !== null;
-        const rows = needRepo ? await withRepos(res.rows, new Map(res.panes.map((x) => [x.rec.paneId, x.rec.currentPath]))) : res.rows;
-        const picked = pickTargets(rows.filter((r) => selectRow(sel, r)), true);
+        const picked = pickTargets(await selectedRows(res, sel), true);
         if (picked.kind === 'fail') throw new ExitError(picked.message, 3);
         panes = picked.panes;
       }

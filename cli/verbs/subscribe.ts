@@ -10,7 +10,7 @@ import { selectRow, type Selector } from '../../shared/selectors.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
 import { guard, openLocal } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
-import { withRepos } from './ls.js';
+import { cwdOf, withRepos } from './ls.js';
 
 export interface SubscribeOptions {
   events: boolean;
@@ -94,8 +94,8 @@ class LineOut {
 }
 
 async function selected(res: CycleResult, sel: Selector): Promise<AgentRow[]> {
-  const cwd = new Map(res.panes.map((o) => [o.rec.paneId, o.rec.currentPath]));
-  return (await withRepos(res.rows, cwd)).filter((r) => selectRow(sel, r));
+  // Snapshot lines carry the repo trio, so it is resolved for every row, not only for selectors.
+  return (await withRepos(res.rows, cwdOf(res))).filter((r) => selectRow(sel, r));
 }
 
 export async function main(p: Parsed): Promise<number> {

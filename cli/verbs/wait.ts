@@ -9,7 +9,7 @@ import { parseWaitSpec, parseWaitTimeout, timeoutMessage, Waiter, WaitUsageError
 import { flag, str, UsageError, type Parsed } from '../args.js';
 import { guard, openLocal } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
-import { withRepos } from './ls.js';
+import { cwdOf, withRepos } from './ls.js';
 
 export const TICK_MS = 1000;
 
@@ -21,7 +21,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  */
 async function rowsOf(res: CycleResult, needRepos: boolean): Promise<AgentRow[]> {
   if (!needRepos) return res.rows;
-  return withRepos(res.rows, new Map(res.panes.map((o) => [o.rec.paneId, o.rec.currentPath])));
+  return withRepos(res.rows, cwdOf(res));
 }
 
 function emit(step: Extract<WaitStep<AgentRow>, { kind: 'done' }>, json: boolean, rows: AgentRow[]): void {
@@ -88,8 +88,7 @@ export async function main(p: Parsed): Promise<number> {
             return step.code;
           }
           if (step.kind === 'done') {
-            const cwd = new Map(res.panes.map((o) => [o.rec.paneId, o.rec.currentPath]));
-            const rows = needRepos ? step.rows : await withRepos(step.rows, cwd);
+            const rows = needRepos ? step.rows : await withRepos(step.rows, cwdOf(res));
             emit(step, json, rows);
             return 0;
           }

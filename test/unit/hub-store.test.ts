@@ -164,7 +164,7 @@ describe('fleet store: dead links, lost hosts, forget', () => {
     const { store } = setup();
     store.declare('quiet', 'ssh');
     expect(store.hostStatuses()).toEqual([
-      { host: 'quiet', transport: 'ssh', reachable: false, stale: true, last_seen_ms: null, reason: null, collector_version: null, servers: [], schema: 1 },
+      { host: 'quiet', transport: 'ssh', reachable: false, stale: true, last_seen_ms: null, reason: null, collector_version: null, servers: [], actions_allowed: [], schema: 1 },
     ]);
   });
 });
@@ -192,6 +192,16 @@ describe('fleet store: documents and changes', () => {
     expect(Object.keys(doc)).toEqual(['schema', 'agents', 'hosts']);
     expect(Object.keys(doc.hosts[0]!)).toEqual([...HOST_STATUS_KEYS]);
     expect(Object.keys(doc.agents[0]!)).toEqual([...FLEET_ROW_KEYS]);
+  });
+
+  it('shows each host the actions its latest hello allows, and none before any hello', () => {
+    const { store, owner } = setup();
+    store.declare('quiet', 'ws');
+    store.hello('b1', { ...HELLO, actionsAllowed: ['approve', 'deny'] }, owner);
+    const allowed = () => Object.fromEntries(store.hostStatuses().map((h) => [h.host, h.actions_allowed]));
+    expect(allowed()).toEqual({ b1: ['approve', 'deny'], quiet: [] });
+    store.hello('b1', { ...HELLO, actionsAllowed: ['interrupt'] }, {});
+    expect(allowed()).toEqual({ b1: ['interrupt'], quiet: [] });
   });
 
   it('emits one change per applied frame and none for a refused or partial one', () => {

@@ -1,0 +1,192 @@
+// Keeps the page fed with fleet documents. The live stream is Server-Sent Events read through
+// fetch, because EventSource cannot send an Authorization header. While the stream is down the
+// page polls the plain document every POLL_MS and retries the stream with capped exponential
+// backoff and full jitter, so a restarted hub is not hit by every open page in the same instant.
+
+const POLL_MS = 2000;
+const RETRY_BASE_MS = 1000;
+const RETRY_CAP_MS = 30_000;
+/** The hub sends a keepalive every heartbeat (5 s by default): this much silence is a dead stream. */
+const SILENCE_MS = 20_000;
+
+export class Unauthorized extends Error {}
+
+/**
+ * Split an SSE byte stream (already decoded) into the data of each event. Returns the events found
+ * and the unfinished tail to prepend to the next chunk. Comment lines (keepalives) carry no data.
+ */
+export function sseEvents(text) {
+  const normalized = text.replace(/\r\n?/g, '\n');
+  const blocks = normalized.split('\n\n');
+  const rest = blocks.pop() ?? '';
+  const events = [];
+  for (const block of blocks) {
+    const data = [];
+    for (const line of block.split('\n')) {
+      if (line.startsWith('data:')) data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
+    }
+    if (data.length) events.push(data.join('\n'));
+  }
+  return { events, rest };
+}
+
+/**
+ * Start feeding. Callbacks: `document(doc)`, `mode('live' | 'polling' | 'offline')`,
+ * `unauthorized()`, `clock(hubMsMinusBrowserMs)` from each response's Date header.
+ * Returns a function that stops everything.
+ */
+export function startFeed(token, on) {
+  let stopped = false;
+  let attempt = 0;
+  let streamAbort = null;
+  let pollTimer = null;
+  let retryTimer = null;
+  let polling = false;
+  const headers = { authorization: `Bearer ${token}` };
+
+  const noteClock = (res) => {
+    const d = Date.parse(res.headers.get('date') ?? '');
+    if (Number.isFinite(d)) on.clock(d - Date.now());
+  };
+
+  const refuse = (res) => {
+    if (res.status === 401 || res.status === 403) {
+      stop();
+      on.unauthorized();
+      return true;
+    }
+    return false;
+  };
+
+  async function pollOnce() {
+    if (stopped || !polling) return;
+    try {
+      const res = await fetch('/v1/agents', { headers, cache: 'no-store' });
+      if (refuse(res)) return;
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      noteClock(res);
+      const doc = await res.json();
+      if (!stopped && polling) {
+        on.document(doc);
+        on.mode('polling');
+      }
+    } catch {
+      if (!stopped && polling) on.mode('offline');
+    }
+    if (!stopped && polling) pollTimer = setTimeout(pollOnce, POLL_MS);
+  }
+
+  function startPolling() {
+    if (polling || stopped) return;
+    polling = true;
+    void pollOnce();
+  }
+
+  function stopPolling() {
+    polling = false;
+    clearTimeout(pollTimer);
+    pollTimer = null;
+  }
+
+  function scheduleRetry() {
+    if (stopped) return;
+    const ceiling = Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** attempt);
+    attempt += 1;
+    retryTimer = setTimeout(openStream, Math.max(250, Math.random() * ceiling));
+  }
+
+  async function openStream() {
+    if (stopped) return;
+    const ctl = new AbortController();
+    streamAbort = ctl;
+    let silence = null;
+    const arm = () => {
+      clearTimeout(silence);
+      silence = setTimeout(() => ctl.abort(), SILENCE_MS);
+    };
+    try {
+      arm();
+      const res = await fetch('/v1/subscribe', {
+        headers: { ...headers, accept: 'text/event-stream' },
+        cache: 'no-store',
+        signal: ctl.signal,
+      });
+      if (refuse(res)) return;
+      if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
+      noteClock(res);
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let tail = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        arm();
+        const { events, rest } = sseEvents(tail + value);
+        tail = rest;
+        for (const data of events) {
+          const doc = JSON.parse(data);
+          if (stopped) return;
+          if (Array.isArray(doc.agents)) {
+            // Only a document proves the stream works; then the fallback can go.
+            attempt = 0;
+            stopPolling();
+            on.document(doc);
+            on.mode('live');
+          }
+        }
+      }
+    } catch {
+      // Network error, abort on silence, or a garbled event: all mean "stream down".
+    } finally {
+      clearTimeout(silence);
+      if (streamAbort === ctl) streamAbort = null;
+    }
+    if (stopped) return;
+    startPolling();
+    scheduleRetry();
+  }
+
+  function stop() {
+    stopped = true;
+    stopPolling();
+    clearTimeout(retryTimer);
+    streamAbort?.abort();
+  }
+
+  void openStream();
+  return stop;
+}
+
+/** Ask the hub who this token is. Resolves `{name, role}`; rejects `Unauthorized` on 401/403. */
+export async function whoami(token) {
+  const res = await fetch('/v1/whoami', { headers: { authorization: `Bearer ${token}` }, cache: 'no-store' });
+  if (res.status === 401 || res.status === 403) throw new Unauthorized(`HTTP ${res.status}`);
+  if (!res.ok) throw new Error(`HTTP ${res.status}`);
+  return res.json();
+}
+
+/**
+ * Fire one action. Resolves the act result (whatever its outcome), or a synthetic one describing
+ * why the hub did not answer with a result.
+ */
+export async function fireAction(token, body) {
+  try {
+    const res = await fetch('/v1/act', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      cache: 'no-store',
+    });
+    const text = await res.text();
+    let parsed = null;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = null;
+    }
+    if (parsed && typeof parsed.outcome === 'string') return parsed;
+    const reason = parsed && typeof parsed.error === 'string' ? parsed.error : `HTTP ${res.status}`;
+    return { outcome: res.status === 403 ? 'forbidden' : 'failed', reason };
+  } catch (e) {
+    return { outcome: 'failed', reason: `no answer from the hub (${e instanceof Error ? e.message : String(e)})` };
+  }
+}

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from '../../collector/config/config-schema.js';
+
+describe('config.toml', () => {
+  it('defaults when empty, seconds become ms', () => {
+    const c = parseConfig('/c.toml', '');
+    expect(c.fold).toEqual({ freshnessMs: 3000, dwellMs: 3000, hookDecayMs: 60_000, blockedDecayMs: 300_000 });
+    const d = parseConfig('/c.toml', '[fold]\nfreshness_secs = 0\nhook_decay_secs = 90\n');
+    expect(d.fold.freshnessMs).toBe(0);
+    expect(d.fold.hookDecayMs).toBe(90_000);
+  });
+
+  it('reads [[agent]] entries and the remote allow list', () => {
+    const c = parseConfig('/c.toml', '[[agent]]\nname = "pi"\nenabled = false\n[[agent]]\nname = "claude"\nprocess_names = ["claude-dev"]\n[remote]\nallow_actions = ["approve"]\n');
+    expect(c.agents).toEqual([{ name: 'pi', enabled: false }, { name: 'claude', process_names: ['claude-dev'] }]);
+    expect(c.remote).toEqual({ allowActions: ['approve'], allowExec: false });
+  });
+
+  it('an unknown key anywhere is an error naming the file and the key', () => {
+    expect(() => parseConfig('/c.toml', 'colour = 1\n')).toThrow(new ConfigError('/c.toml: colour: unknown key'));
+    expect(() => parseConfig('/c.toml', '[fold]\ndwel_secs = 1\n')).toThrow(new ConfigError('/c.toml: fold.dwel_secs: unknown key'));
+    expect(() => parseConfig('/c.toml', '[[agent]]\nname = "x"\nenable = true\n')).toThrow(/agent\[0\]\.enable: unknown key/);
+  });
+
+  it('a wrong type names the key; bad TOML names the file', () => {
+    expect(() => parseConfig('/c.toml', '[fold]\ndwell_secs = "3"\n')).toThrow(/\/c\.toml: fold\.dwell_secs: /);
+    expect(() => parseConfig('/c.toml', '[fold\n')).toThrow(/\/c\.toml: not valid TOML/);
+  });
+});

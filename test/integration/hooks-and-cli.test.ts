@@ -76,3 +76,22 @@ it('ls text, status formats and version', async () => {
   expect((await tma(['ls', '--host', 'x'])).code).toBe(2);
   expect((await tma(['version'])).stdout).toMatch(/^tma \d+\.\d+\.\d+\n$/);
 });
+
+it('clear-attention unsets the arrival pane and, after select-pane, the pane left behind', async () => {
+  const a = t.start();
+  t.tmux('split-window', '-d', '-t', a);
+  const b = t.tmux('list-panes', '-t', a, '-F', '#{pane_id}').trim().split('\n').find((p) => p !== a)!;
+  for (const p of [a, b]) t.tmux('set-option', '-p', '-t', p, '@agent_attention', '1');
+  // Move to b, then back to a: a is the arrival, b the pane just left.
+  t.tmux('select-pane', '-t', b);
+  t.tmux('select-pane', '-t', a);
+  const r = await tma(['-L', t.name, 'clear-attention', a], { env: { TMA_HOOK_KIND: 'after-select-pane' } });
+  expect(r).toEqual({ code: 0, stdout: '', stderr: '' });
+  expect(t.option(a, '@agent_attention')).toBe('');
+  expect(t.option(b, '@agent_attention')).toBe('');
+  // A session switch clears only the arrival.
+  for (const p of [a, b]) t.tmux('set-option', '-p', '-t', p, '@agent_attention', '1');
+  await tma(['-L', t.name, 'clear-attention', a], { env: { TMA_HOOK_KIND: 'client-session-changed' } });
+  expect(t.option(a, '@agent_attention')).toBe('');
+  expect(t.option(b, '@agent_attention')).toBe('1');
+});

@@ -1,0 +1,125 @@
+// POST /v1/act: an operator fires an action on a pane of another host. The hub only routes: the
+// host's collector runs its own broker (gate, lock, re-check, binders, receipts), so nothing about
+// the pane is decided here except where it lives and whether the host could be reached.
+//
+// The hub never retries a request on its own. One request is one frame; if its answer is lost, the
+// caller asks again with the same slot and the host replays what it recorded. That is what keeps a
+// flaky link, a reconnect or a hub restart from firing twice.
+
+import { randomBytes } from 'node:crypto';
+import type { Context, Hono } from 'hono';
+import type { Logger } from 'pino';
+import type { ActResult } from '../shared/protocol.js';
+import { actBodySchema, hubResult, HUB_REASONS, planAct, routedResult, type ActBody } from './act-plan.js';
+import { authClient, type TokenBook } from './auth.js';
+import { ActTimeoutError, LinkClosedError, type LinkSession } from './link-session.js';
+import type { HubMetrics } from './metrics.js';
+import type { FleetStore } from './store.js';
+
+export const DEFAULT_ACT_TIMEOUT_MS = 10_000;
+/** An act body is a handful of short fields; anything this large is not one. */
+const MAX_BODY_BYTES = 16 * 1024;
+
+export interface ActRouteDeps {
+  book: TokenBook;
+  store: FleetStore;
+  metrics: HubMetrics;
+  logger: Logger;
+  clock: () => number;
+  session: (host: string) => LinkSession | undefined;
+  /** How long the hub waits for the host's answer before reporting `fired-unknown`. */
+  timeoutMs: number;
+}
+
+const errorBody = (message: string) => ({ schema: 1 as const, error: message });
+
+export function registerActRoute(app: Hono, d: ActRouteDeps): void {
+  const audit = d.logger.child({ audit: 'remote-act' });
+
+  const record = (who: string, b: ActBody, slot: string | null, r: ActResult) =>
+    audit.info(
+      {
+        who, host: b.host, server: r.server, pane: b.pane, action: b.action,
+        expect_episode_ms: b.expect_episode_ms ?? null, expect_permission_request: b.expect_permission_request ?? null,
+        slot, outcome: r.outcome, reason: r.reason, exit_code: r.exit_code, cached: r.cached ?? null,
+      },
+      'remote act',
+    );
+
+  app.post('/v1/act', async (c: Context) => {
+    const auth = authClient(d.book, c.req.header('authorization'));
+    if (!auth.ok) {
+      d.metrics.authFailed('/v1/act', auth.reason);
+      d.logger.warn({ endpoint: '/v1/act', reason: auth.reason }, 'request refused');
+      if (auth.status === 401) c.header('WWW-Authenticate', 'Bearer');
+      const msg = auth.reason === 'missing' ? 'missing bearer token' : auth.reason === 'unknown' ? 'unknown token' : 'this token is not valid for this endpoint';
+      return c.json(errorBody(msg), auth.status);
+    }
+    if (auth.who.role !== 'operator') {
+      d.metrics.authFailed('/v1/act', 'wrong-kind');
+      d.logger.warn({ endpoint: '/v1/act', who: auth.who.name }, 'act refused: viewer token');
+      return c.json(errorBody('acting needs an operator token; this one may only read'), 403);
+    }
+
+    const text = await c.req.text();
+    if (Buffer.byteLength(text) > MAX_BODY_BYTES) return c.json(errorBody(`body larger than ${MAX_BODY_BYTES} bytes`), 400);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch {
+      return c.json(errorBody('body is not JSON'), 400);
+    }
+    const parsed = actBodySchema.safeParse(raw);
+    if (!parsed.success) {
+      const i = parsed.error.issues[0]!;
+      return c.json(errorBody(`${i.path.join('.') || '(body)'}: ${i.message}`), 400);
+    }
+    const b = parsed.data;
+    const who = auth.who.name;
+
+    const session = d.session(b.host);
+    const plan = planAct(b, {
+      known: d.store.hostStatuses().some((h) => h.host === b.host),
+      rows: d.store.rows().filter((r) => r.host === b.host),
+      actionsAllowed: d.store.actionsAllowed(b.host),
+      linkOpen: session?.isOpen === true,
+    });
+    if (plan.kind === 'http') {
+      audit.info({ who, host: b.host, server: b.server ?? null, pane: b.pane, action: b.action, status: plan.status }, 'remote act not routed');
+      return c.json(plan.body, plan.status);
+    }
+    if (plan.kind === 'result') {
+      record(who, b, b.slot ?? null, plan.result);
+      return c.json(plan.result, 200);
+    }
+
+    const server = plan.server;
+    const slot = b.slot ?? `hub-${randomBytes(12).toString('hex')}`;
+    let result: ActResult;
+    try {
+      const answer = await session!.request(
+        {
+          type: 'act',
+          id: randomBytes(12).toString('hex'),
+          action: b.action,
+          server,
+          pane: b.pane,
+          expect_episode_ms: b.expect_episode_ms ?? null,
+          expect_permission_request: b.expect_permission_request ?? null,
+          slot,
+          principal: who,
+          deadline_ms: d.clock() + d.timeoutMs,
+        },
+        d.timeoutMs,
+      );
+      result = routedResult(answer, b.host, server);
+    } catch (e) {
+      // The frame was handed to an open link before either of these can happen, so the host may
+      // have acted: only the slot can tell, later.
+      if (e instanceof ActTimeoutError || e instanceof LinkClosedError) result = hubResult(b, server, 'timeout', HUB_REASONS.firedUnknown);
+      else throw e;
+    }
+    record(who, b, slot, result);
+    return c.json(result, 200);
+  });
+}

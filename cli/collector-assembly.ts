@@ -9,12 +9,15 @@ import { repoOf } from '../collector/engine/repo.js';
 import { discover } from '../collector/fleet/discovery.js';
 import { ServerEngines } from '../collector/fleet/engines.js';
 import { Publisher, type ActRequest } from '../collector/fleet/publisher.js';
+import { remoteActHandler, remoteAllowed } from '../collector/fleet/remote-act.js';
 import { canonicalSocketPath, listenWake, wakeDir, wakeSocketPath } from '../collector/fleet/wake.js';
+import { loadActions } from '../collector/manifest-files.js';
 import { readProcesses } from '../collector/tmux/proc-table.js';
 import { openRunner } from '../collector/tmux/runner.js';
 import { tmuxBin } from '../collector/tmux/target.js';
 import type { Config } from '../collector/config/config-schema.js';
-import type { Parsed } from './args.js';
+import type { ActionManifest } from '../collector/core/action-manifest.js';
+import { str, type Parsed } from './args.js';
 import { loadLocalConfig, loadManifestsFor } from './local.js';
 import { VERSION } from './version.js';
 
@@ -29,7 +32,7 @@ export interface AssembleOptions {
   intervalMs: number;
   env: NodeJS.ProcessEnv;
   log: (line: string) => void;
-  /** Runs a hub's act request on this host; wired where the broker lives. */
+  /** Runs a hub's act request on this host; default: the broker under the `[remote]` policy. */
   onAct?: (req: ActRequest, engines: ServerEngines) => Promise<ActResult>;
 }
 
@@ -52,13 +55,32 @@ export function assembleCollector(p: Parsed, o: AssembleOptions): CollectorParts
   const bin = tmuxBin(env, config.tmuxBin);
   const manifests = set.manifests;
 
+  // Read per request, as `tma act` reads it per run; the hello announces what held at start.
+  const actionSet = (): ActionManifest[] | string => {
+    const a = loadActions({ env });
+    return a.ok ? a.actions : a.issues.map((i) => `${i.file}: ${i.problem}`).join('; ');
+  };
+  const atStart = actionSet();
+  if (typeof atStart === 'string') log(`no action can be fired remotely: ${atStart}`);
+
   let engines: ServerEngines;
+  const remoteAct = remoteActHandler({
+    host,
+    policy: config.remote,
+    loadActions: actionSet,
+    engineFor: (server) => engines.engineFor(server),
+    apiBase: config.apiBase,
+    freshnessMs: config.fold.freshnessMs,
+    env,
+    configPath: str(p.globals.config) ?? null,
+    log,
+  });
   const publisher = new Publisher({
     host,
     version: VERSION,
     epoch: randomBytes(16).toString('hex'),
-    allowedActions: config.remote.allowActions ?? [],
-    ...(o.onAct ? { onAct: (req: ActRequest) => o.onAct!(req, engines) } : {}),
+    allowedActions: typeof atStart === 'string' ? [] : remoteAllowed(atStart, config.remote),
+    onAct: (req: ActRequest) => (o.onAct ? o.onAct(req, engines) : remoteAct(req)),
     heartbeatMs: heartbeatOverride(env),
     log,
   });

@@ -16,7 +16,7 @@ export const VERBS: Record<string, OptSpec> = {
   act: {
     json: { kind: 'bool' }, pane: { kind: 'value' }, ...sel, all: { kind: 'bool' }, 'dry-run': { kind: 'bool' },
     arg: { kind: 'multi' }, force: { kind: 'bool' }, yes: { kind: 'bool' }, list: { kind: 'bool' }, slot: { kind: 'value' },
-    'expect-episode-ms': { kind: 'value' }, 'expect-permission-request': { kind: 'value' },
+    'expect-episode-ms': { kind: 'value' }, 'expect-permission-request': { kind: 'value' }, server: { kind: 'value' },
   },
   mute: { pane: { kind: 'value' }, ...sel, for: { kind: 'value' }, clear: { kind: 'bool' } },
   supervise: { pane: { kind: 'value' }, name: { kind: 'value' }, nonce: { kind: 'value' }, 'timeout-ms': { kind: 'value' } },
@@ -56,7 +56,9 @@ commands:
                                           machine's own agents unless --no-local
 
 fleet: --hub URL (or TMA_HUB) with --token-file F (or TMA_HUB_TOKEN, a token or @path) runs
-  ls, status, wait, subscribe and act against a hub, over every host; --host NAME selects one
+  ls, status, wait, subscribe and act against a hub, over every host; --host NAME selects one;
+  act NAME --host H [--server S] --pane ID fires on that host (an operator token; --slot KEY
+  replays instead of firing twice)
   version                                 print the version
 
 selectors: --state LIST --agent NAME --session NAME --repo NAME --branch NAME
@@ -69,6 +71,7 @@ type VerbMain = (p: Parsed) => Promise<number>;
 const FLEET_READ_VERBS = new Set(['ls', 'status', 'wait', 'subscribe']);
 
 async function loadFleet(verb: string): Promise<VerbMain | null> {
+  if (verb === 'act') return (await import('./fleet/act-verb.js')).main;
   if (!FLEET_READ_VERBS.has(verb)) return null;
   const m = await import('./fleet/read-verbs.js');
   return verb === 'ls' ? m.ls : verb === 'status' ? m.status : verb === 'wait' ? m.wait : m.subscribe;
@@ -129,6 +132,8 @@ export async function run(argv: string[]): Promise<number> {
   const fleet = (parsed.globals.hub !== undefined || process.env.TMA_HUB) && parsed.verb !== 'collector' && parsed.verb !== 'hub';
   const main = (fleet && (await loadFleet(parsed.verb))) || (await load(parsed.verb));
   try {
+    // A socket path of some host's tmux server only means something to a hub.
+    if (!fleet && parsed.verb === 'act' && parsed.opts.server !== undefined) throw new UsageError('--server needs --hub');
     return await main(parsed);
   } catch (e) {
     if (e instanceof UsageError) {

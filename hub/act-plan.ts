@@ -43,8 +43,8 @@ export interface HostView {
   known: boolean;
   /** This host's rows, any server. */
   rows: readonly Pick<FleetRow, 'pane' | 'server' | 'locator'>[];
-  /** What the host said it allows in its last hello. */
-  actionsAllowed: readonly string[];
+  /** What the host said it allows in its last hello; null when it never said hello. */
+  actionsAllowed: readonly string[] | null;
   /** A session for the host is open right now. */
   linkOpen: boolean;
 }
@@ -86,7 +86,8 @@ export function planAct(b: ActBody, v: HostView): ActPlan {
     }
     server = hits[0]!.server;
   }
-  if (!v.actionsAllowed.includes(b.action)) return { kind: 'result', result: hubResult(b, server, 'refused', HUB_REASONS.notAllowed) };
+  // A host that never said hello has not refused anything yet: it is only unreachable.
+  if (v.actionsAllowed !== null && !v.actionsAllowed.includes(b.action)) return { kind: 'result', result: hubResult(b, server, 'refused', HUB_REASONS.notAllowed) };
   if (!v.linkOpen) return { kind: 'result', result: hubResult(b, server, 'timeout', HUB_REASONS.undelivered) };
   return { kind: 'forward', server };
 }

@@ -78,10 +78,12 @@ export function registerActRoute(app: Hono, d: ActRouteDeps): void {
     const who = auth.who.name;
 
     const session = d.session(b.host);
+    const status = d.store.hostStatuses().find((h) => h.host === b.host);
     const plan = planAct(b, {
-      known: d.store.hostStatuses().some((h) => h.host === b.host),
+      known: status !== undefined,
       rows: d.store.rows().filter((r) => r.host === b.host),
-      actionsAllowed: d.store.actionsAllowed(b.host),
+      // Only a hello sets the collector version: without one the host has announced nothing.
+      actionsAllowed: status?.collector_version != null ? d.store.actionsAllowed(b.host) : null,
       linkOpen: session?.isOpen === true,
     });
     if (plan.kind === 'http') {

@@ -38,7 +38,7 @@ const sshEntry = z.strictObject({
   user: z.string().min(1),
   identity: z.string().min(1),
   known_hosts: z.string().min(1),
-  command: z.string().min(1).default(DEFAULT_SSH_COMMAND),
+  command: z.string().min(1).optional(),
 });
 
 const hubSchema = z.strictObject({
@@ -177,7 +177,9 @@ export function parseHubConfig(file: string, text: string, read: ReadTokenFile =
     role: e.role,
     token: resolveToken(file, `client[${i}]`, e, read),
   }));
-  const ssh = (c.ssh ?? []).map((e) => ({ ...e }));
+  // The hub binds the link to `name`; the default command says so to the remote collector, whose
+  // own machine name may differ. A custom command is run exactly as written.
+  const ssh = (c.ssh ?? []).map((e) => ({ ...e, command: e.command ?? `${DEFAULT_SSH_COMMAND} --host-name ${e.name}` }));
 
   // One token must mean one principal, and one host name one publisher: otherwise the binding of
   // a host to its credential is ambiguous.

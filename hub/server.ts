@@ -13,15 +13,19 @@ import type { Transport } from '../shared/fleet.js';
 import type { FrameLink } from '../shared/link.js';
 import { HEARTBEAT_MS, MAX_FRAME_BYTES } from '../shared/protocol.js';
 import type { Selector } from '../shared/selectors.js';
+import { DEFAULT_ACT_TIMEOUT_MS, registerActRoute } from './act-route.js';
 import { TokenBook, authClient, authCollector, type AuthOutcome } from './auth.js';
 import { parseListen, staleAfterDefault, type HubConfig, type ListenAddress } from './config.js';
 import { LinkSession } from './link-session.js';
 import { HubMetrics } from './metrics.js';
 import { QueryError, eventsFromQuery, selectorFromQuery } from './query.js';
+import { dialSsh, type SshTuning } from './ssh-link.js';
 import { FleetStore } from './store.js';
 import { sseSink, wsSink } from './stream-sinks.js';
 import { StreamHub } from './streams.js';
 import { CLOSE_GOING_AWAY, wsFrameLink } from './ws-link.js';
+import { mountWebPage } from './web/assets.js';
+import { whoamiHandler } from './whoami.js';
 
 export interface StartHubOptions {
   config: HubConfig;
@@ -37,6 +41,10 @@ export interface StartHubOptions {
   /** An SSE subscriber whose stream has not drained in this long is dropped. */
   sseDrainTimeoutMs?: number;
   clock?: () => number;
+  /** Redial and timeout settings for `[[ssh]]` targets; tests shorten them. */
+  ssh?: SshTuning;
+  /** How long `POST /v1/act` waits for the host's answer. */
+  actTimeoutMs?: number;
 }
 
 export interface Hub {
@@ -134,6 +142,8 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   };
 
   app.get('/healthz', (c) => c.json({ schema: 1, ok: true }));
+  mountWebPage(app);
+  app.get('/v1/whoami', whoamiHandler(book, clientAuth));
 
   app.get('/v1/agents', (c) => {
     const refused = clientAuth(c, '/v1/agents');
@@ -146,6 +156,10 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
       throw e;
     }
     return c.body(JSON.stringify(store.document(sel)), 200, { 'content-type': 'application/json' });
+  });
+
+  registerActRoute(app, {
+    book, store, metrics, logger, clock, session: (host) => sessions.get(host), timeoutMs: opts.actTimeoutMs ?? DEFAULT_ACT_TIMEOUT_MS,
   });
 
   app.get('/metrics', (c) => {
@@ -257,6 +271,14 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   const url = `http://${hostPart}:${addr.port}`;
   logger.info({ url }, 'hub listening');
 
+  const sshDialers = config.ssh.map((target) =>
+    dialSsh({
+      ...opts.ssh, target, logger,
+      onLink: (link) => attachLink(link, { transport: 'ssh', host: target.name }),
+      onDown: (reason) => store.unreachable(target.name, reason),
+    }),
+  );
+
   let closed: Promise<void> | null = null;
   return {
     url,
@@ -269,6 +291,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     close() {
       closed ??= (async () => {
         clearInterval(sweepTimer);
+        await Promise.all(sshDialers.map((d) => d.stop()));
         streams.close();
         for (const s of [...links]) s.close('hub shutting down');
         for (const ws of collectWss.clients) ws.close(CLOSE_GOING_AWAY, 'hub shutting down');

@@ -303,6 +303,19 @@ export class FleetStore {
     this.changed();
   }
 
+  /**
+   * A link the hub dials (ssh) could not be set up or has ended: say why on the host. Ignored while
+   * a session publishes for it, so a failed redial never hides a live link.
+   */
+  unreachable(host: string, reason: string): void {
+    const h = this.hosts.get(host);
+    if (!h || h.owner !== null) return;
+    if (!h.reachable && h.reason === reason) return;
+    h.reachable = false;
+    h.reason = reason;
+    this.changed();
+  }
+
   /** Remove a host and its rows. Refused while a link is up: it would only come back. */
   forget(host: string): boolean {
     const h = this.hosts.get(host);

@@ -71,6 +71,15 @@ export class ServerEngines {
     return [...this.tracked.keys()];
   }
 
+  /**
+   * The engine of a server as rows name it (the socket path it published), or by the key it is
+   * followed under; null when this collector does not follow it (any more).
+   */
+  engineFor(server: string): Engine | null {
+    for (const t of this.tracked.values()) if (!t.dropped && (t.published === server || t.key === server)) return t.engine;
+    return null;
+  }
+
   /** Cycle this server now (a hook changed something). */
   wake(key: string): void {
     const t = this.tracked.get(key);

@@ -3,6 +3,8 @@
 // page polls the plain document every POLL_MS and retries the stream with capped exponential
 // backoff and full jitter, so a restarted hub is not hit by every open page in the same instant.
 
+import { sseEvents } from './format.js';
+
 const POLL_MS = 2000;
 const RETRY_BASE_MS = 1000;
 const RETRY_CAP_MS = 30_000;
@@ -10,25 +12,6 @@ const RETRY_CAP_MS = 30_000;
 const SILENCE_MS = 20_000;
 
 export class Unauthorized extends Error {}
-
-/**
- * Split an SSE byte stream (already decoded) into the data of each event. Returns the events found
- * and the unfinished tail to prepend to the next chunk. Comment lines (keepalives) carry no data.
- */
-export function sseEvents(text) {
-  const normalized = text.replace(/\r\n?/g, '\n');
-  const blocks = normalized.split('\n\n');
-  const rest = blocks.pop() ?? '';
-  const events = [];
-  for (const block of blocks) {
-    const data = [];
-    for (const line of block.split('\n')) {
-      if (line.startsWith('data:')) data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
-    }
-    if (data.length) events.push(data.join('\n'));
-  }
-  return { events, rest };
-}
 
 /**
  * Start feeding. Callbacks: `document(doc)`, `mode('live' | 'polling' | 'offline')`,
@@ -138,6 +121,8 @@ export function startFeed(token, on) {
       // Network error, abort on silence, or a garbled event: all mean "stream down".
     } finally {
       clearTimeout(silence);
+      // Release the connection whatever ended the read (a garbled event leaves it open otherwise).
+      ctl.abort();
       if (streamAbort === ctl) streamAbort = null;
     }
     if (stopped) return;

@@ -97,3 +97,24 @@ export class AgeBook {
     return row.stale ? onHost : onHost + Math.max(0, now - e.at);
   }
 }
+
+/**
+ * Split an SSE byte stream (already decoded) into the data of each event. Returns the events found
+ * and the unfinished tail to prepend to the next chunk. Comment lines (keepalives) carry no data.
+ */
+export function sseEvents(text) {
+  // A CR at the very end may be the first half of a CRLF split across chunks: keep it for later.
+  const held = text.endsWith('\r') ? '\r' : '';
+  const normalized = (held ? text.slice(0, -1) : text).replace(/\r\n?/g, '\n');
+  const blocks = normalized.split('\n\n');
+  const rest = (blocks.pop() ?? '') + held;
+  const events = [];
+  for (const block of blocks) {
+    const data = [];
+    for (const line of block.split('\n')) {
+      if (line.startsWith('data:')) data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
+    }
+    if (data.length) events.push(data.join('\n'));
+  }
+  return { events, rest };
+}

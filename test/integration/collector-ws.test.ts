@@ -57,7 +57,8 @@ it('publishes a snapshot, wakes on hooks, never leaks titles or screens, and res
   const c1 = h.conns[0]!;
   expect(c1.url).toBe('/v1/collect');
   const [hello, snap] = framesOf(c1);
-  expect(hello).toMatchObject({ type: 'hello', protocol: 1, host: 'test-box', actions_allowed: [] });
+  // With no [remote] allow_actions, every bundled keys action may be fired by a hub.
+  expect(hello).toMatchObject({ type: 'hello', protocol: 1, host: 'test-box', actions_allowed: ['approve', 'deny', 'interrupt', 'compact'] });
   const epoch = hello!.epoch as string;
   expect(epoch).toMatch(/^[0-9a-f]{16,64}$/);
   expect(snap).toMatchObject({ type: 'snapshot', epoch, complete: true });

@@ -1,6 +1,6 @@
 // A loopback TCP relay that a test puts between a collector and its hub, so it can cut the
-// connection (both sockets die, like a network drop), hold new connections off, or go silent
-// without closing anything (like a stalled route). It also reads the WebSocket messages going
+// connections (both sockets die, like a network drop), hold new connections off, or make the open
+// ones go silent without closing anything (like a route that stopped carrying packets). It also reads the WebSocket messages going
 // through, so a test can see exactly what each side sent on each connection.
 
 import { createServer, connect, type Server, type Socket } from 'node:net';
@@ -78,22 +78,25 @@ export interface TcpProxy {
   sever(): void;
   /** While refusing, a new connection is closed as soon as it is accepted. */
   refuse(on: boolean): void;
-  /** While stalled, bytes are swallowed in both directions and nothing is closed. */
-  stall(on: boolean): void;
+  /** The connections open now go silent for good: bytes are swallowed both ways, nothing is closed. */
+  stall(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
-  const pairs = new Set<[Socket, Socket]>();
+  interface Pair {
+    sockets: [Socket, Socket];
+    stalled: boolean;
+  }
+  const pairs = new Set<Pair>();
   const tapped: Tapped[] = [];
   let refusing = false;
-  let stalled = false;
   let accepted = 0;
 
-  const relay = (from: Socket, to: Socket, conn: number, dir: Direction) => {
+  const relay = (pair: Pair, from: Socket, to: Socket, conn: number, dir: Direction) => {
     const tap = new WsTextTap();
     from.on('data', (chunk: Buffer) => {
-      if (stalled) return;
+      if (pair.stalled) return;
       for (const text of tap.feed(chunk)) tapped.push({ conn, dir, text, at: Date.now() });
       to.write(chunk);
     });
@@ -106,19 +109,19 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     }
     const conn = accepted++;
     const upstream = connect(target.port, target.host);
-    const pair: [Socket, Socket] = [client, upstream];
+    const pair: Pair = { sockets: [client, upstream], stalled: false };
     pairs.add(pair);
     const end = () => {
       pairs.delete(pair);
       client.destroy();
       upstream.destroy();
     };
-    for (const s of pair) {
+    for (const s of pair.sockets) {
       s.on('error', end);
       s.on('close', end);
     }
-    relay(client, upstream, conn, 'up');
-    relay(upstream, client, conn, 'down');
+    relay(pair, client, upstream, conn, 'up');
+    relay(pair, upstream, client, conn, 'down');
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -128,10 +131,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   if (addr === null || typeof addr === 'string') throw new Error('proxy has no TCP address');
 
   const sever = () => {
-    for (const [a, b] of [...pairs]) {
-      a.destroy();
-      b.destroy();
-    }
+    for (const { sockets } of [...pairs]) for (const s of sockets) s.destroy();
     pairs.clear();
   };
   return {
@@ -142,7 +142,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     sever,
     refuse: (on) => void (refusing = on),
-    stall: (on) => void (stalled = on),
+    stall: () => pairs.forEach((p) => (p.stalled = true)),
     close: () =>
       new Promise<void>((resolve) => {
         sever();

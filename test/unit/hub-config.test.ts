@@ -48,7 +48,7 @@ known_hosts = "/kh"
     expect(c.lostAfterMs).toBe(3_600_000);
     expect(c.collectors).toEqual([{ host: 'build1', token: 'tok-b1' }]);
     expect(c.clients).toEqual([{ name: 'alice', token: 'tok-a', role: 'operator' }]);
-    expect(c.ssh).toEqual([{ name: 'gpu1', host: 'gpu1.example', port: 22, user: 'me', identity: '/k', known_hosts: '/kh', command: 'tma collector --stdio' }]);
+    expect(c.ssh).toEqual([{ name: 'gpu1', host: 'gpu1.example', port: 22, user: 'me', identity: '/k', known_hosts: '/kh', command: 'tma collector --stdio --host-name gpu1' }]);
   });
 
   it('token_file is read relative to the config file and trimmed', () => {

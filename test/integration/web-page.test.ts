@@ -1,0 +1,277 @@
+// The hub's web page in a real browser (Debian's chromium driven by playwright-core): a hub in
+// this process, fake collectors over real WebSockets feeding it rows, and the page read and
+// clicked as a person would.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { ProtocolRow } from '../../shared/row.js';
+import { EPOCH_A, FakeCollector, SERVER, protoRow, until } from '../support/hub-fake-collector.js';
+import { TOKENS, startTestHub, type TestHub } from '../support/hub-harness.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+/** Set to a folder to keep the screenshots for a look; by default they go with the temp dir. */
+const SHOTS = process.env.TMA_WEB_SHOTS;
+const T0 = 1_700_000_000_000;
+
+let tmp: string;
+let browser: Browser;
+let hub: TestHub;
+let context: BrowserContext | null = null;
+const links: { fc: FakeCollector; beat: NodeJS.Timeout }[] = [];
+
+beforeAll(async () => {
+  tmp = mkdtempSync(join(tmpdir(), 'tma-web-'));
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run',
+    ],
+    env: { ...process.env, HOME: tmp, XDG_CONFIG_HOME: join(tmp, 'config'), XDG_CACHE_HOME: join(tmp, 'cache'), XDG_DATA_HOME: join(tmp, 'data') },
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+beforeEach(async () => {
+  // A one-second heartbeat: links stay up under load, a closed one is marked down at once.
+  hub = await startTestHub({ heartbeatMs: 1000 });
+});
+
+afterEach(async () => {
+  await context?.close();
+  context = null;
+  for (const l of links.splice(0)) {
+    clearInterval(l.beat);
+    l.fc.ws.terminate();
+  }
+  await hub.close();
+});
+
+async function host(name: 'build1' | 'laptop', allowed: string[], rows: ProtocolRow[]): Promise<FakeCollector> {
+  const fc = await FakeCollector.connect(hub.url, TOKENS[name]);
+  const beat = setInterval(() => fc.heartbeat(), 250);
+  links.push({ fc, beat });
+  fc.send({ type: 'hello', protocol: 1, host: name, collector_version: '0.1.0-test', epoch: EPOCH_A, actions_allowed: allowed });
+  await fc.next((f) => f.type === 'welcome');
+  fc.snapshot(1, rows);
+  await until(() => (hub.store.rows().filter((r) => r.host === name).length === rows.length ? true : undefined));
+  return fc;
+}
+
+const row = (over: Partial<ProtocolRow>) => protoRow({ since: T0, since_ms: T0, episode_ms: T0, stamped_at_ms: T0 + 5_000, ...over });
+
+/** build1 lets the hub approve, deny and interrupt; laptop only approve. */
+async function twoHosts() {
+  const build1 = await host('build1', ['approve', 'deny', 'interrupt'], [
+    row({
+      pane: '%1', state: 'blocked', detail: 'permission', locator: 'dev:1.0', episode_ms: T0 + 17, permission_request: 'req-7',
+      pending_tool: 'Bash', stamped_at_ms: T0 + 4 * 60_000 + 3_000, repo: 'tma', branch: 'main',
+    }),
+    row({ pane: '%2', agent: 'codex', state: 'working', locator: 'dev:2.0' }),
+  ]);
+  const laptop = await host('laptop', ['approve'], [
+    row({ pane: '%3', state: 'idle', attention: true, done: true, locator: 'notes:1.0' }),
+    row({ pane: '%4', agent: '<b id="injected">bold</b>', state: 'working', locator: 'web:1.0' }),
+    row({ pane: '%5', state: 'blocked', detail: 'permission', locator: 'web:2.0' }),
+  ]);
+  return { build1, laptop };
+}
+
+async function openPage(fragment: string): Promise<Page> {
+  context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+  const page = await context.newPage();
+  await page.goto(`${hub.url}/${fragment}`);
+  return page;
+}
+
+const section = (page: Page, name: string) => page.locator(`section.host[data-host="${name}"]`);
+const rowOf = (page: Page, hostName: string, pane: string) => section(page, hostName).locator(`tr.agent-row[data-pane="${pane}"]`);
+const buttons = (page: Page, hostName: string, pane: string) =>
+  rowOf(page, hostName, pane).locator('button.act').evaluateAll((bs) => bs.map((b) => b.getAttribute('data-action')));
+const panesOf = (page: Page, hostName: string) =>
+  section(page, hostName).locator('tr.agent-row').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-pane')));
+/** Evaluated in the page as text: this project type-checks against Node's globals, not the DOM's. */
+const opacity = (page: Page, hostName: string) =>
+  page.evaluate(`Number(getComputedStyle(document.querySelector('section.host[data-host="${hostName}"]')).opacity)`);
+const counts = (page: Page) =>
+  page.locator('#counts .chip').evaluateAll((cs) => Object.fromEntries(cs.map((c) => [c.getAttribute('data-class'), Number(c.querySelector('.n')!.textContent)])));
+
+describe('web page: serving', () => {
+  it('serves the page and its scripts without a token, with a script policy that forbids inline code', async () => {
+    const res = await fetch(`${hub.url}/`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(await res.text()).toContain('/web/page.js');
+    for (const asset of ['page.js', 'feed.js', 'view.js', 'format.js', 'page.css']) {
+      const a = await fetch(`${hub.url}/web/${asset}`);
+      expect(a.status, asset).toBe(200);
+    }
+    expect((await fetch(`${hub.url}/web/assets.ts`)).status).toBe(404);
+  });
+
+  it('tells a client token its name and role, and refuses a missing or collector token', async () => {
+    expect(await (await hub.get('/v1/whoami', TOKENS.viewer)).json()).toEqual({ schema: 1, name: 'vic', role: 'viewer' });
+    expect(await (await hub.get('/v1/whoami', TOKENS.operator)).json()).toEqual({ schema: 1, name: 'olga', role: 'operator' });
+    expect((await hub.get('/v1/whoami', null)).status).toBe(401);
+    expect((await hub.get('/v1/whoami', 'not-a-token')).status).toBe(401);
+    expect((await hub.get('/v1/whoami', TOKENS.build1)).status).toBe(403);
+  });
+});
+
+describe('web page: an operator', () => {
+  it('groups rows by host, updates live, acts with the row episode, and greys a host that went away', async () => {
+    const { build1, laptop } = await twoHosts();
+    const page = await openPage(`#token=${TOKENS.operator}`);
+
+    // The token leaves the address bar at once and is kept for this tab.
+    await expect.poll(() => page.url()).toBe(`${hub.url}/`);
+    expect(await page.evaluate(`sessionStorage.getItem('tma-fleet-token')`)).toBe(TOKENS.operator);
+    await expect.poll(() => page.locator('#who').textContent()).toBe('olga · operator');
+
+    // Grouped under host names, blocked first within each host.
+    await expect.poll(() => panesOf(page, 'laptop')).toEqual(['%5', '%4', '%3']);
+    expect(await section(page, 'build1').locator('.host-name').textContent()).toBe('build1');
+    expect(await panesOf(page, 'build1')).toEqual(['%1', '%2']);
+    expect(await counts(page)).toEqual({ blocked: 2, working: 2, done: 1, idle: 0, unknown: 0 });
+    expect(await rowOf(page, 'build1', '%1').locator('.c-detail').textContent()).toBe('permission · Bash');
+    expect(await rowOf(page, 'build1', '%1').locator('.c-repo').textContent()).toBe('tma @ main');
+    expect(await rowOf(page, 'laptop', '%3').getAttribute('data-class')).toBe('done');
+    // Four minutes on the host's clock before the stamp; the page adds its own seconds only.
+    expect(await rowOf(page, 'build1', '%1').locator('.c-age').textContent()).toBe('4m');
+
+    // Row strings are text, never markup.
+    expect(await rowOf(page, 'laptop', '%4').locator('.c-agent').textContent()).toBe('<b id="injected">bold</b>');
+    expect(await page.locator('#injected').count()).toBe(0);
+
+    // Buttons follow the row's state and what each host allows remotely.
+    expect(await buttons(page, 'build1', '%1')).toEqual(['approve', 'deny']);
+    expect(await buttons(page, 'build1', '%2')).toEqual(['interrupt']);
+    expect(await buttons(page, 'laptop', '%5')).toEqual(['approve']);
+    expect(await buttons(page, 'laptop', '%4')).toEqual([]);
+    expect(await buttons(page, 'laptop', '%3')).toEqual([]);
+
+    // A delta shows without a reload.
+    build1.delta(2, [row({ pane: '%2', agent: 'codex', state: 'blocked', detail: 'question', locator: 'dev:2.0' })]);
+    await expect.poll(() => rowOf(page, 'build1', '%2').getAttribute('data-class')).toBe('blocked');
+    expect(await panesOf(page, 'build1')).toEqual(['%1', '%2']);
+    expect(await counts(page)).toEqual({ blocked: 3, working: 1, done: 1, idle: 0, unknown: 0 });
+    // A question is not a permission prompt: nothing to approve.
+    expect(await buttons(page, 'build1', '%2')).toEqual([]);
+
+    await page.screenshot({ path: join(SHOTS ?? tmp, 'fleet.png'), fullPage: true });
+
+    // Approve: the hub forwards the request to the host, whose answer shows on the row.
+    const sent = page.waitForRequest((r) => r.url().endsWith('/v1/act') && r.method() === 'POST');
+    await rowOf(page, 'build1', '%1').locator('button.act-approve').click();
+    const body = (await sent).postDataJSON() as Record<string, unknown>;
+    expect(body).toEqual({
+      host: 'build1', server: SERVER, pane: '%1', action: 'approve', expect_episode_ms: T0 + 17,
+      expect_permission_request: 'req-7', slot: expect.stringMatching(/^web-[0-9a-f]{24}$/),
+    });
+    const act = await build1.next((f) => f.type === 'act');
+    expect(act).toMatchObject({ action: 'approve', pane: '%1', server: SERVER, expect_episode_ms: T0 + 17, slot: body.slot, principal: 'olga' });
+    build1.send({
+      type: 'act_result', id: act.id,
+      result: { schema: 1, action: 'approve', pane: '%1', outcome: 'sent', exit_code: 0, reason: null, host: 'build1', server: SERVER },
+    });
+    const outcome = rowOf(page, 'build1', '%1').locator('.outcome');
+    await expect.poll(() => outcome.textContent()).toBe('approve: sent');
+    expect(await outcome.getAttribute('class')).toContain('good');
+
+    // The laptop's link goes away: its rows stay, greyed, with when it was last heard from.
+    laptop.ws.close();
+    const laptopStatus = section(page, 'laptop').locator('.host-status');
+    await expect.poll(() => laptopStatus.textContent()).toMatch(/^last seen \d+s ago/);
+    expect(await opacity(page, 'laptop')).toBeLessThan(1);
+    expect(await opacity(page, 'build1')).toBe(1);
+    expect(await panesOf(page, 'laptop')).toEqual(['%5', '%4', '%3']);
+    // A prompt on a host that cannot be reached is not offered for answering.
+    expect(await buttons(page, 'laptop', '%5')).toEqual([]);
+    await page.screenshot({ path: join(SHOTS ?? tmp, 'fleet-stale.png'), fullPage: true });
+  });
+
+  it('shows an act the host refused as refused, with its reason', async () => {
+    const { build1 } = await twoHosts();
+    const page = await openPage(`#token=${TOKENS.operator}`);
+    await expect.poll(() => buttons(page, 'build1', '%2')).toEqual(['interrupt']);
+    await rowOf(page, 'build1', '%2').locator('button.act-interrupt').click();
+    const act = await build1.next((f) => f.type === 'act');
+    expect(act).toMatchObject({ action: 'interrupt', pane: '%2', expect_episode_ms: T0, expect_permission_request: null });
+    // While the host has not answered, the buttons cannot be pressed again.
+    expect(await rowOf(page, 'build1', '%2').locator('button.act-interrupt').isDisabled()).toBe(true);
+    build1.send({
+      type: 'act_result', id: act.id,
+      result: { schema: 1, action: 'interrupt', pane: '%2', outcome: 'refused', exit_code: 4, reason: 'episode-changed', host: 'build1', server: SERVER },
+    });
+    const outcome = rowOf(page, 'build1', '%2').locator('.outcome');
+    await expect.poll(() => outcome.textContent()).toBe('interrupt: refused (episode-changed)');
+    expect(await outcome.getAttribute('class')).toContain('bad');
+  });
+});
+
+describe('web page: other readers', () => {
+  it('shows a viewer every row but no action buttons', async () => {
+    await twoHosts();
+    const page = await openPage(`#token=${TOKENS.viewer}`);
+    await expect.poll(() => panesOf(page, 'build1')).toEqual(['%1', '%2']);
+    expect(await page.locator('#who').textContent()).toBe('vic · viewer');
+    expect(await panesOf(page, 'laptop')).toEqual(['%5', '%4', '%3']);
+    expect(await page.locator('button.act').count()).toBe(0);
+  });
+
+  it('asks for a token when none is given, refuses a wrong one, and opens with a right one', async () => {
+    await twoHosts();
+    const page = await openPage('');
+    await expect.poll(() => page.locator('#login').isVisible()).toBe(true);
+    expect(await page.locator('section.host').count()).toBe(0);
+    await page.fill('#token-input', 'wrong-token');
+    await page.click('#login-form button[type=submit]');
+    await expect.poll(() => page.locator('#login-error').textContent()).toBe('The hub refused that token.');
+    await page.fill('#token-input', TOKENS.viewer);
+    await page.click('#login-form button[type=submit]');
+    await expect.poll(() => panesOf(page, 'build1')).toEqual(['%1', '%2']);
+    expect(await page.locator('#login').isVisible()).toBe(false);
+    // The tab keeps it: a reload needs no token again.
+    await page.reload();
+    await expect.poll(() => panesOf(page, 'build1')).toEqual(['%1', '%2']);
+  });
+
+  it('falls back to polling when the stream is refused, and goes live again once it is back', async () => {
+    const { build1 } = await twoHosts();
+    context = await browser.newContext();
+    const page = await context.newPage();
+    await page.route('**/v1/subscribe', (r) => r.abort());
+    await page.goto(`${hub.url}/#token=${TOKENS.viewer}`);
+    await expect.poll(() => panesOf(page, 'build1')).toEqual(['%1', '%2']);
+    await expect.poll(() => page.locator('#mode').getAttribute('data-mode')).toBe('polling');
+    build1.delta(2, [row({ pane: '%2', agent: 'codex', state: 'idle', locator: 'dev:2.0' })]);
+    await expect.poll(() => rowOf(page, 'build1', '%2').getAttribute('data-class'), { timeout: 6000 }).toBe('idle');
+    await page.unroute('**/v1/subscribe');
+    await expect.poll(() => page.locator('#mode').getAttribute('data-mode'), { timeout: 20_000 }).toBe('live');
+  });
+
+  it('never shows a title, even from a hub that sent one', async () => {
+    // A misbehaving or newer hub: the page must still draw only the fields it knows.
+    const doc = JSON.stringify({
+      schema: 1,
+      agents: [{ ...row({ pane: '%9', host: 'build1', locator: 'x:1.0' }), stale: false, title: 'SECRET-TITLE-TEXT' }],
+      hosts: [{ host: 'build1', transport: 'ws', reachable: true, stale: false, last_seen_ms: Date.now(), reason: null, collector_version: 'x', servers: [], actions_allowed: [], schema: 1 }],
+    });
+    context = await browser.newContext();
+    const page = await context.newPage();
+    await page.route('**/v1/subscribe', (r) => r.fulfill({ status: 200, contentType: 'text/event-stream', body: `data: ${doc}\n\n` }));
+    await page.route('**/v1/agents', (r) => r.fulfill({ status: 200, contentType: 'application/json', body: doc }));
+    await page.goto(`${hub.url}/#token=${TOKENS.viewer}`);
+    await expect.poll(() => panesOf(page, 'build1')).toEqual(['%9']);
+    expect(await page.content()).not.toContain('SECRET-TITLE-TEXT');
+  });
+});

@@ -154,10 +154,15 @@ async function expectResumed(s: Site, after: number, epoch: string, lastSeq: num
   expect(up(s.proxy, conn)[0]).toMatchObject({ type: 'hello', host: s.host, epoch });
   expect(down(s.proxy, conn).find((f) => f.type === 'welcome')).toMatchObject({ protocol: 1, resume_from: lastSeq });
   await waitFor(() => fresh(s), `${s.host} fresh after resuming`, 5000);
-  const sequenced = up(s.proxy, conn).filter((f) => f.seq !== undefined && f.type !== 'heartbeat');
-  expect(sequenced.some((f) => f.type === 'snapshot')).toBe(false);
-  if (sequenced.length) expect(sequenced.map((f) => f.seq)).toEqual(sequenced.map((_, i) => lastSeq + 1 + i));
   return conn;
+}
+
+/** The sequenced frames the collector sent on `conn`: no snapshot, and numbered on from lastSeq. */
+function expectContinued(s: Site, conn: number, lastSeq: number): void {
+  const sequenced = up(s.proxy, conn).filter((f) => f.type !== 'hello' && f.type !== 'heartbeat' && f.type !== 'act_result');
+  expect(sequenced.length).toBeGreaterThan(0);
+  expect(sequenced.filter((f) => f.type === 'snapshot')).toEqual([]);
+  expect(sequenced.map((f) => f.seq)).toEqual(sequenced.map((_, i) => lastSeq + 1 + i));
 }
 
 // ---- tests --------------------------------------------------------------------------------------
@@ -189,6 +194,7 @@ describe('a fleet of two collectors over WebSocket', () => {
     // Titles never leave their host: not in the document, nor in any frame a collector sent.
     expect(text).not.toContain('"title"');
     expect(text).not.toContain(TITLE_MARK);
+    expect(hub.logLines.join('')).not.toContain(TITLE_MARK);
     for (const s of [a, b]) {
       const sent = s.proxy.tapped.filter((t) => t.dir === 'up');
       expect(sent.length).toBeGreaterThan(1);
@@ -260,7 +266,11 @@ describe('a fleet of two collectors over WebSocket', () => {
     expect(rowOf(a)).toMatchObject({ stale: true, state: 'idle' });
 
     a.proxy.refuse(false);
-    await expectResumed(a, connsBefore, epoch, lastSeq);
+    const conn = await expectResumed(a, connsBefore, epoch, lastSeq);
+    // The resumed link carries live changes on the same sequence.
+    await a.agent.paint(CLAUDE_WORKING);
+    await waitFor(() => fresh(a, 'working'), 'a change after the resume reached the hub', 8000);
+    expectContinued(a, conn, lastSeq);
     expect(hub.metrics.resyncs).toBe(0);
   });
 
@@ -291,6 +301,7 @@ describe('a fleet of two collectors over WebSocket', () => {
     a.proxy.refuse(false);
     const conn = await expectResumed(a, connsBefore, epoch, lastSeq);
     await waitFor(() => fresh(a, 'working'), 'the change made while cut off reached the hub', 5000);
+    expectContinued(a, conn, lastSeq);
     const replayed = up(a.proxy, conn).find((f) => f.type === 'delta' && rowsIn(f).some((r) => r.pane === a.pane && r.state === 'working'));
     expect(replayed).toBeDefined();
     expect(up(a.proxy).filter((f) => f.type === 'snapshot')).toHaveLength(snapshotsBefore);

@@ -78,7 +78,10 @@ export interface TcpProxy {
   sever(): void;
   /** While refusing, a new connection is closed as soon as it is accepted. */
   refuse(on: boolean): void;
-  /** The connections open now go silent for good: bytes are swallowed both ways, nothing is closed. */
+  /**
+   * The connections open now go silent for good: bytes are swallowed both ways, and one side
+   * closing is not passed on to the other.
+   */
   stall(): void;
   close(): Promise<void>;
 }
@@ -111,14 +114,20 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     const upstream = connect(target.port, target.host);
     const pair: Pair = { sockets: [client, upstream], stalled: false };
     pairs.add(pair);
-    const end = () => {
+    const end = (from: Socket) => {
+      // A stalled route carries no FIN either: the far side learns nothing until it gives up itself.
+      if (pair.stalled) {
+        from.destroy();
+        if (pair.sockets.every((s) => s.destroyed)) pairs.delete(pair);
+        return;
+      }
       pairs.delete(pair);
       client.destroy();
       upstream.destroy();
     };
     for (const s of pair.sockets) {
-      s.on('error', end);
-      s.on('close', end);
+      s.on('error', () => end(s));
+      s.on('close', () => end(s));
     }
     relay(pair, client, upstream, conn, 'up');
     relay(pair, upstream, client, conn, 'down');

@@ -208,8 +208,15 @@ export class LinkSession {
       // Re-armed lazily rather than on every frame: a busy link costs no timer churn.
       const left = this.lastHeardMs + this.o.deadAfterMs - this.clock();
       if (left > 0) return this.armDeadTimer(left);
-      this.log.warn({ silent_ms: this.clock() - this.lastHeardMs }, 'collector link silent; marking host stale');
-      this.close(`silent for ${this.o.deadAfterMs} ms`);
+      // Timers run before sockets are read: after a stall of the hub's own event loop, frames may
+      // be waiting unread. setImmediate runs after that read, so only real silence closes the link.
+      setImmediate(() => {
+        if (this.phase === 'closed') return;
+        const still = this.lastHeardMs + this.o.deadAfterMs - this.clock();
+        if (still > 0) return this.armDeadTimer(still);
+        this.log.warn({ silent_ms: this.clock() - this.lastHeardMs }, 'collector link silent; marking host stale');
+        this.close(`silent for ${this.o.deadAfterMs} ms`);
+      });
     }, ms);
     this.deadTimer.unref?.();
   }

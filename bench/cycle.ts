@@ -41,8 +41,10 @@ async function timeIt(fn: () => Promise<unknown> | unknown): Promise<number> {
 
 function setUp(): string[] {
   symlinkSync('/usr/bin/python3', join(dir, 'claude'));
-  tmux('new-session', '-d', '-s', 'bench', '-x', '80', '-y', '24');
-  for (let i = 1; i < PANES; i++) tmux('new-window', '-d', '-t', 'bench:');
+  // A bare shell per pane: a user's startup files would only slow the set-up down.
+  const shell = 'bash --norc --noprofile -i';
+  tmux('new-session', '-d', '-s', 'bench', '-x', '80', '-y', '24', shell);
+  for (let i = 1; i < PANES; i++) tmux('new-window', '-d', '-t', 'bench:', shell);
   const panes = tmux('list-panes', '-a', '-F', '#{pane_id}').trim().split('\n');
   for (const pane of panes.slice(0, AGENTS)) {
     const control = join(dir, `control-${pane.slice(1)}`);

@@ -84,6 +84,8 @@ function rethrowUnlessFailed(e: unknown): void {
 export class Engine {
   readonly server: ServerFacts;
   private guarded: boolean | null = null;
+  /** Pane root pids seen by the last cycle. */
+  private roots = new Set<number>();
   private readonly now: () => number;
 
   constructor(private readonly opts: EngineOptions) {
@@ -106,11 +108,18 @@ export class Engine {
   async cycle(): Promise<CycleResult> {
     const { runner, fold: cfg } = this.opts;
     const now = this.now();
-    const [listOut, lastPollOut] = await runner.runChain([
+    const listing = runner.runChain([
       ['list-panes', '-a', '-F', LIST_PANES_FORMAT],
       ['show-options', '-sqv', KEY.lastPoll],
     ]);
+    // While tmux lists the panes, read the process trees under last cycle's pane roots: a
+    // long-lived engine's roots rarely change, and the two reads then run on different cores.
+    const early = this.roots.size ? this.opts.readProcs([...this.roots]).catch(() => null) : null;
+    const [listOut, lastPollOut] = await listing;
     const records = parsePaneList(listOut ?? '');
+    const roots = records.map((r) => r.panePid);
+    const rootsKnown = roots.every((r) => this.roots.has(r));
+    this.roots = new Set(roots);
     const info = await this.server.get();
     const lastPoll = Number((lastPollOut ?? '').trim()) || 0;
     // Many status lines firing in the same second: only the first one does the work.
@@ -137,7 +146,7 @@ export class Engine {
       const fresh = prev !== null && !isInProgress(prev) && prev.stampedAt <= now && now - prev.stampedAt < cfg.freshnessMs;
       if (fresh || (stampede && prev)) continue;
 
-      procs ??= await this.opts.readProcs(records.map((r) => r.panePid));
+      procs ??= (rootsKnown && (await early)) || (await this.opts.readProcs(roots));
       const storedAnchor = Number(rec.options['@tma_title_match_pid']) || null;
       const id = identify({
         paneCurrentCommand: rec.currentCommand,

@@ -196,3 +196,44 @@ describe('servers, failures and opt-outs', () => {
     expect(t.option(pane, '@agent_ignore')).toBe('1');
   });
 });
+
+describe('ordered-input attention clear', () => {
+  it('typing into a client that shows the pane, after the episode began, clears attention; looking alone does not', async () => {
+    const pane = t.start();
+    const s = await t.standIn(pane, 'claude', SCREENS.claudeWorking);
+    await rowOf(pane);
+    await s.paint(SCREENS.claudeIdle);
+    expect(await rowOf(pane)).toMatchObject({ state: 'idle', attention: true });
+
+    // A real client attached through a pseudo-terminal; each line on its stdin is typed into it.
+    const script = [
+      'import os, pty, sys, select',
+      'pid, fd = pty.fork()',
+      `if pid == 0: os.execvp('tmux', ['tmux', '-L', '${t.name}', 'attach', '-t', 'main'])`,
+      'while True:',
+      '    r, _, _ = select.select([fd, sys.stdin], [], [])',
+      '    if fd in r:',
+      '        try: os.read(fd, 65536)',
+      '        except OSError: break',
+      '    if sys.stdin in r:',
+      '        line = sys.stdin.readline()',
+      '        if not line: break',
+      '        os.write(fd, line.strip().encode())',
+    ].join('\n');
+    const { spawn } = await import('node:child_process');
+    const client = spawn('/usr/bin/python3', ['-c', script], { env: { ...process.env, TERM: 'xterm', TMUX: '' }, stdio: ['pipe', 'ignore', 'ignore'] });
+    try {
+      await waitFor(() => t.tmux('list-clients', '-F', '#{client_control_mode}').split('\n').includes('0'), 'client attached');
+      // Attached and looking, but no input yet: the flag stays.
+      expect(await rowOf(pane)).toMatchObject({ attention: true });
+      // Input must come in a later wall-clock second than the episode's start.
+      await new Promise((r) => setTimeout(r, 1100));
+      client.stdin.write('x\n');
+      await waitFor(() => s.keys().includes('x'), 'the typed key reached the pane');
+      expect(await rowOf(pane)).toMatchObject({ state: 'idle', attention: false, done: false });
+      expect(t.option(pane, '@agent_attention')).toBe('');
+    } finally {
+      client.kill();
+    }
+  });
+});

@@ -8,6 +8,7 @@ export const SCREENS = {
   codexBlocked: 'codex-approval-dialog.txt',
   opencodeIdle: 'opencode-idle.txt',
   opencodeWorking: 'opencode-working.txt',
+  opencodeBlocked: 'opencode-permission-dialog.txt',
   geminiBlocked: 'gemini-approval-dialog.txt',
   geminiIdle: 'gemini-idle.txt',
   cursorIdle: 'cursor-idle.txt',

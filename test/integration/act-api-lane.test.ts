@@ -1,0 +1,82 @@
+// OpenCode's permission prompts are answered over its own HTTP API, not by typing: the endpoint
+// and the request id arrive through its plugin's hook events. A real HTTP server on loopback
+// stands in for OpenCode's API.
+
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { ScratchTmux, tma } from '../support/scratch-tmux.js';
+import { SCREENS } from '../support/screens.js';
+
+let t: ScratchTmux;
+let api: Server;
+let status = 200;
+const received: { method: string; url: string; body: string }[] = [];
+let env: NodeJS.ProcessEnv;
+
+beforeEach(async () => {
+  t = new ScratchTmux('api');
+  writeFileSync(join(t.dir, 'config.toml'), '[fold]\nfreshness_secs = 0\n');
+  mkdirSync(join(t.dir, 'state'));
+  env = { TMA_CONFIG: join(t.dir, 'config.toml'), XDG_STATE_HOME: join(t.dir, 'state') };
+  received.length = 0;
+  status = 200;
+  api = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      received.push({ method: req.method ?? '', url: req.url ?? '', body });
+      res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((r) => api.listen(0, '127.0.0.1', r));
+});
+afterEach(async () => {
+  t.kill();
+  await new Promise((r) => api.close(r));
+});
+
+/** An OpenCode stand-in whose plugin registered its API endpoint and raised a permission request. */
+async function blockedOpencode(): Promise<string> {
+  const pane = t.start();
+  await t.standIn(pane, 'opencode', SCREENS.opencodeBlocked);
+  const endpoint = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+  const hook = (kind: string, payload: object) =>
+    tma(['-L', t.name, 'event', '--agent', 'opencode', '--kind', kind, '--payload', '-'], { env: { TMUX_PANE: pane }, input: JSON.stringify(payload) });
+  await hook('session-start', { session_id: 'ses_1', api_endpoint: endpoint });
+  await hook('permission-required', { session_id: 'ses_1', permission: 'bash', request_id: 'per_42' });
+  expect(t.option(pane, '@agent_api_endpoint')).toBe(endpoint);
+  expect(t.option(pane, '@agent_permission_request')).toBe('per_42');
+  expect(t.option(pane, '@agent_state')).toBe('blocked');
+  return pane;
+}
+
+it('approve posts one reply to the request and reports replied; no key is typed', async () => {
+  const pane = await blockedOpencode();
+  const r = await tma(['-L', t.name, 'act', 'approve', '--pane', pane, '--json'], { env });
+  expect(JSON.parse(r.stdout)).toMatchObject({ action: 'approve', pane, outcome: 'replied', exit_code: 0, reason: null });
+  expect(r.code).toBe(0);
+  expect(received).toEqual([{ method: 'POST', url: '/permission/per_42/reply', body: '{"reply":"once"}' }]);
+});
+
+it('deny replies reject; a request the API no longer knows (404) is request-gone', async () => {
+  const pane = await blockedOpencode();
+  status = 404;
+  const r = await tma(['-L', t.name, 'act', 'deny', '--pane', pane, '--json'], { env });
+  expect(JSON.parse(r.stdout)).toMatchObject({ outcome: 'vanished', reason: 'request-gone', exit_code: 3 });
+  expect(received.map((x) => x.body)).toEqual(['{"reply":"reject"}']);
+});
+
+it('a reply the agent reported (permission-replied) leaves nothing to approve', async () => {
+  const pane = await blockedOpencode();
+  await tma(['-L', t.name, 'event', '--agent', 'opencode', '--kind', 'permission-replied', '--payload', '-'], {
+    env: { TMUX_PANE: pane },
+    input: '{"session_id":"ses_1"}',
+  });
+  expect(t.option(pane, '@agent_permission_request')).toBe('');
+  const r = await tma(['-L', t.name, 'act', 'approve', '--pane', pane, '--json'], { env });
+  expect(JSON.parse(r.stdout)).toMatchObject({ outcome: 'refused', reason: 'requires-unmet', exit_code: 4 });
+  expect(received).toEqual([]);
+});

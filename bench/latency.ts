@@ -1,19 +1,25 @@
-// Hook-to-hub latency: `tma event` → the delta frame a hub receives, over 200 events, beside a bare
-// WebSocket echo round trip measured in the same run. The hub here is a minimal recording
-// WebSocket server (this measures the collector's wake path, not a hub's fan-out).
+// Hook-to-subscriber latency on a real hub: `tma event` in a pane → the collector's wake path →
+// the delta over WebSocket → the hub's store → the edge a `/v1/subscribe?events=1` reader gets,
+// on both stream transports (WebSocket and SSE) at once. A bare WebSocket echo round trip is
+// measured in the same run, as the floor of what one loopback hop costs on this machine.
 //
-// Build, then compile and run this script (not part of any test run):
-//   npm run build
-//   npx tsc bench/latency.ts --outDir dist/bench --module nodenext --moduleResolution nodenext \
-//     --target es2022 --types node --skipLibCheck && node dist/bench/latency.js [N]
+// The hub runs in this process with its default stream coalescing (50 ms), so the numbers are what
+// a user of `tma hub` sees; the collector is a real `tma collector` process polling only once a
+// minute, so every change it publishes comes from the hook.
+//
+// Build, then run the compiled script (not part of any test run):
+//   npm run build && node dist/bench/latency.js [N]
 
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
 import WebSocket, { WebSocketServer } from 'ws';
+import { startHub } from '../hub/server.js';
 
 function repoRoot(): string {
   let d = dirname(fileURLToPath(import.meta.url));
@@ -27,8 +33,11 @@ function repoRoot(): string {
 
 const REPO = repoRoot();
 const N = Number(process.argv[2] ?? 200);
-const dir = mkdtempSync(join(tmpdir(), 'tma-bench-latency-'));
-const name = `tma-bench-${process.pid}`;
+const HOST = 'bench-host';
+const COLLECTOR_TOKEN = 'bench-collector-token';
+const VIEWER_TOKEN = 'bench-viewer-token';
+const dir = mkdtempSync(join(tmpdir(), 'tma-bench-hub-'));
+const name = `tma-bench-hub-${process.pid}`;
 const env = { ...process.env, TMUX: '', TMUX_PANE: '', XDG_RUNTIME_DIR: join(dir, 'run'), XDG_CONFIG_HOME: join(dir, 'cfg') };
 const tmux = (...a: string[]) => execFileSync('tmux', ['-u', '-L', name, '-f', '/dev/null', ...a], { encoding: 'utf8', env });
 
@@ -39,10 +48,10 @@ const pct = (xs: number[], p: number) => {
 const fmt = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(2)} ms  p99 ${pct(xs, 99).toFixed(2)} ms  (n=${xs.length})`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(cond: () => boolean, ms: number): Promise<void> {
+async function until(cond: () => boolean, ms: number, what: string): Promise<void> {
   const end = Date.now() + ms;
   while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out');
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await sleep(2);
   }
 }
@@ -74,8 +83,54 @@ async function echoRoundTrips(n: number): Promise<number[]> {
   return out;
 }
 
+interface Arrival {
+  at: number;
+  to: string;
+}
+
+type Edge = { pane?: string; to?: string; host?: string };
+
+/** Edges for `pane` as a WebSocket subscriber receives them. */
+function wsSubscriber(url: string, pane: string, into: Arrival[]): Promise<WebSocket> {
+  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/v1/subscribe?events=1`, { headers: { authorization: `Bearer ${VIEWER_TOKEN}` } });
+  ws.on('message', (d) => {
+    const at = performance.now();
+    const e = JSON.parse(d.toString()) as Edge;
+    if (e.pane === pane && e.host === HOST && typeof e.to === 'string') into.push({ at, to: e.to });
+  });
+  return new Promise((r, j) => {
+    ws.once('open', () => r(ws));
+    ws.once('error', j);
+  });
+}
+
+/** Edges for `pane` as an SSE subscriber receives them. */
+function sseSubscriber(url: string, pane: string, into: Arrival[]): Promise<() => void> {
+  return new Promise((resolveOpen, reject) => {
+    const req = request(`${url}/v1/subscribe?events=1`, { headers: { authorization: `Bearer ${VIEWER_TOKEN}`, accept: 'text/event-stream' } }, (res) => {
+      res.setEncoding('utf8');
+      let buf = '';
+      res.on('data', (chunk: string) => {
+        const at = performance.now();
+        buf += chunk;
+        let cut: number;
+        while ((cut = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, cut);
+          buf = buf.slice(cut + 2);
+          const data = block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
+          if (!data) continue;
+          const e = JSON.parse(data) as Edge;
+          if (e.pane === pane && e.host === HOST && typeof e.to === 'string') into.push({ at, to: e.to });
+        }
+      });
+      resolveOpen(() => req.destroy());
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 async function main(): Promise<void> {
-  // A stand-in claude in one pane, as the integration tests run it.
   tmux('new-session', '-d', '-s', 'main', '-x', '100', '-y', '30', 'sh');
   const pane = tmux('display-message', '-p', '-t', 'main', '#{pane_id}').trim();
   const claude = join(dir, 'claude');
@@ -84,65 +139,75 @@ async function main(): Promise<void> {
   writeFileSync(control, join(REPO, 'test/integration/screens/claude-idle-marked.txt'));
   writeFileSync(join(dir, 'keys'), '');
   tmux('send-keys', '-t', pane, `exec ${claude} ${join(REPO, 'test/support/standin.py')} ${control} ${join(dir, 'keys')}`, 'Enter');
-  await until(() => tmux('display-message', '-p', '-t', pane, '#{pane_current_command}').trim() === 'claude', 5000);
+  await until(() => tmux('display-message', '-p', '-t', pane, '#{pane_current_command}').trim() === 'claude', 5000, 'the stand-in');
 
-  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
-  await new Promise<void>((r) => wss.once('listening', () => r()));
-  const arrivals: { at: number; state: string }[] = [];
-  wss.on('connection', (ws) => {
-    // A hub heartbeats too; a silent one is dropped by the collector after three intervals.
-    const beat = setInterval(() => ws.send(JSON.stringify({ type: 'heartbeat', at: Date.now() })), 1000);
-    ws.on('close', () => clearInterval(beat));
-    ws.on('message', (d) => {
-      const at = performance.now();
-      const f = JSON.parse(d.toString()) as { type: string; upserts?: { pane: string; state: string }[] };
-      if (f.type === 'hello') ws.send(JSON.stringify({ type: 'welcome', protocol: 1, resume_from: null }));
-      for (const r of f.upserts ?? []) if (r.pane === pane) arrivals.push({ at, state: r.state });
-    });
+  const hub = await startHub({
+    config: {
+      listen: { host: '127.0.0.1', port: 0 },
+      staleAfterMs: null,
+      lostAfterMs: 86_400_000,
+      collectors: [{ host: HOST, token: COLLECTOR_TOKEN }],
+      clients: [{ name: 'bench', token: VIEWER_TOKEN, role: 'viewer' }],
+      ssh: [],
+    },
+    logger: pino({ level: 'warn' }),
   });
-  writeFileSync(join(dir, 'token'), 'bench');
+  writeFileSync(join(dir, 'token'), COLLECTOR_TOKEN);
   const collector = spawn(
     process.execPath,
-    [join(REPO, 'bin/tma.js'), 'collector', '--hub', `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`, '--token-file', join(dir, 'token'),
-      '--socket-name', name, '--interval', '60'],
+    [join(REPO, 'bin/tma.js'), 'collector', '--hub', `ws://127.0.0.1:${hub.port}`, '--token-file', join(dir, 'token'),
+      '--host-name', HOST, '--socket-name', name, '--interval', '60'],
     { env, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let collectorLog = '';
   collector.stderr!.on('data', (d) => (collectorLog += d));
+  const viaWs: Arrival[] = [];
+  const viaSse: Arrival[] = [];
+  let ws: WebSocket | null = null;
+  let stopSse = () => undefined as void;
   try {
-    await sleep(1500);
-    const endToEnd: number[] = [];
-    const afterExit: number[] = [];
+    await until(() => hub.store.document().agents.some((r) => r.pane === pane && !r.stale), 10_000, 'the collector publishing');
+    ws = await wsSubscriber(hub.url, pane, viaWs);
+    stopSse = await sseSubscriber(hub.url, pane, viaSse);
+    await sleep(500);
+    const toWs: number[] = [];
+    const toSse: number[] = [];
     const eventProcess: number[] = [];
+    const afterExit: number[] = [];
     for (let i = 0; i < N; i++) {
-      const [kind, state] = i % 2 === 0 ? ['UserPromptSubmit', 'working'] : ['Stop', 'idle'];
-      const seen = arrivals.length;
+      // A Stop leaves the agent idle with attention set: the edge's class is `done`.
+      const [kind, to] = i % 2 === 0 ? ['UserPromptSubmit', 'working'] : ['Stop', 'done'];
+      const seenWs = viaWs.length;
+      const seenSse = viaSse.length;
       const t0 = performance.now();
       await run(['event', '--agent', 'claude', '--kind', kind, '--socket-name', name], { TMUX_PANE: pane });
-      const t1 = performance.now();
-      await until(() => arrivals.slice(seen).some((a) => a.state === state), 5000).catch((e: Error) => {
-        const opts = tmux('show-options', '-p', '-t', pane).split('\n').filter((l) => l.startsWith('@agent_state') || l.startsWith('@agent_source') || l.startsWith('@agent_stamped'));
-        throw new Error(`${collectorLog} ${opts.join(' / ')} event ${i} (${kind}): no ${state} row arrived; got ${JSON.stringify(arrivals.slice(-4))}: ${e.message}`);
-      });
-      const at = arrivals.slice(seen).find((a) => a.state === state)!.at;
-      endToEnd.push(at - t0);
-      eventProcess.push(t1 - t0);
-      afterExit.push(at - t1);
+      eventProcess.push(performance.now() - t0);
+      const arrived = (xs: Arrival[], from: number) => xs.slice(from).find((a) => a.to === to);
+      await until(() => arrived(viaWs, seenWs) !== undefined && arrived(viaSse, seenSse) !== undefined, 5000, `edge ${i} (${kind} → ${to})`).catch(
+        (e: Error) => {
+          throw new Error(`${e.message}\n${collectorLog}`);
+        },
+      );
+      toWs.push(arrived(viaWs, seenWs)!.at - t0);
+      toSse.push(arrived(viaSse, seenSse)!.at - t0);
+      afterExit.push(arrived(viaWs, seenWs)!.at - t0 - eventProcess[i]!);
     }
     const echo = await echoRoundTrips(N);
     process.stdout.write(
       [
-        `tma event → frame at the hub:        ${fmt(endToEnd)}`,
-        `  of which the event process itself:  ${fmt(eventProcess)}`,
-        `  frame after the event process exit: ${fmt(afterExit)}`,
-        `bare WebSocket echo round trip:       ${fmt(echo)}`,
+        `tma event → edge at a hub subscriber (WebSocket): ${fmt(toWs)}`,
+        `tma event → edge at a hub subscriber (SSE):       ${fmt(toSse)}`,
+        `  of which the event process itself:              ${fmt(eventProcess)}`,
+        `  edge (WebSocket) after the event process exit:  ${fmt(afterExit)}`,
+        `bare WebSocket echo round trip:                   ${fmt(echo)}`,
         '',
       ].join('\n'),
     );
   } finally {
+    ws?.terminate();
+    stopSse();
     collector.kill('SIGTERM');
-    for (const c of wss.clients) c.terminate();
-    wss.close();
+    await hub.close();
     try {
       tmux('kill-server');
     } catch {

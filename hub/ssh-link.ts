@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import ssh2 from 'ssh2';
 import type { ClientChannel, ConnectConfig } from 'ssh2';
 import type { FrameLink } from '../shared/link.js';
-import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
+import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from '../shared/backoff.js';
 import { expandHome, type SshTarget } from './config.js';
 import {
   checkHostKey,

@@ -6,7 +6,8 @@ import type { FleetDocument, FleetRow } from '../../shared/fleet.js';
 import { fleetLsTextLine } from '../../shared/ls-text.js';
 import { rowsDocument, singleRowDocument, toJsonLine } from '../../shared/row.js';
 import { countRows, statusJson, statusPlain, statusProm, statusTmux } from '../../shared/status-format.js';
-import { parseWaitSpec, parseWaitTimeout, timeoutMessage, Waiter, WaitUsageError } from '../../shared/wait.js';
+import { Waiter } from '../../shared/wait.js';
+import { waitLoop, waitRequestOf } from '../wait-loop.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
 import { guard } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
@@ -67,51 +68,22 @@ export async function subscribe(p: Parsed): Promise<number> {
   });
 }
 
-const TICK_MS = 1000;
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 export async function wait(p: Parsed): Promise<number> {
   const sel = selectorFrom(p, { fleet: true });
-  let spec;
-  let timeoutMs: number | null = null;
-  const timeoutRaw = str(p.opts.timeout);
-  try {
-    spec = parseWaitSpec(
-      { until: str(p.opts.until), pane: str(p.opts.pane), any: flag(p.opts.any), all: flag(p.opts.all), count: str(p.opts.count), since: str(p.opts.since) },
-      sel,
-    );
-    if (timeoutRaw !== undefined) timeoutMs = parseWaitTimeout(timeoutRaw);
-  } catch (e) {
-    if (e instanceof WaitUsageError) throw new UsageError(e.message);
-    throw e;
-  }
+  const req = waitRequestOf(p, sel);
   const t = hubTarget(p, process.env);
   const json = flag(p.opts.json);
-  // Selection happens in the waiter, so that members leaving the selection are seen as such.
-  const q = new URLSearchParams();
   return guard(async () => {
-    const waiter = new Waiter<FleetRow>(spec, { qualify: true });
-    const deadline = timeoutMs === null ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs;
-    for (;;) {
-      const doc = await agents(t, q);
+    // Selection happens in the waiter, so that members leaving the selection are seen as such.
+    const observe = async () => {
+      const doc = await agents(t, new URLSearchParams());
       const staleHosts = new Set(doc.hosts.filter((h) => h.stale).map((h) => h.host));
-      const step = waiter.step({ rows: doc.agents, paneAlive: () => null, staleHosts });
-      for (const n of step.notes) process.stderr.write(`tma: ${n}\n`);
-      if (step.kind === 'exit') {
-        process.stderr.write(`tma: ${step.message}\n`);
-        return step.code;
-      }
-      if (step.kind === 'done') {
-        if (!json) for (const r of step.rows) process.stdout.write(`${fleetLsTextLine(r)}\n`);
-        else process.stdout.write(`${toJsonLine(step.form === 'row' ? singleRowDocument(step.rows[0]!) : rowsDocument(step.rows))}\n`);
-        return 0;
-      }
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        process.stderr.write(`tma: ${timeoutMessage(spec, timeoutRaw ?? '0')}\n`);
-        return 124;
-      }
-      await sleep(Math.min(TICK_MS, left));
-    }
+      // A hub cannot tell a closed pane from an agent gone under a live one: liveness is unknown.
+      return { rows: doc.agents, paneAlive: () => null, staleHosts };
+    };
+    return waitLoop(req, new Waiter<FleetRow>(req.spec, { qualify: true }), observe, async (step) => {
+      if (!json) for (const r of step.rows) process.stdout.write(`${fleetLsTextLine(r)}\n`);
+      else process.stdout.write(`${toJsonLine(step.form === 'row' ? singleRowDocument(step.rows[0]!) : rowsDocument(step.rows))}\n`);
+    });
   });
 }

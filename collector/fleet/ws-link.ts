@@ -5,7 +5,7 @@
 import WebSocket from 'ws';
 import type { FrameLink } from '../../shared/link.js';
 import { MAX_FRAME_BYTES } from '../../shared/protocol.js';
-import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
+import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from '../../shared/backoff.js';
 
 /** `ws://host:port` and `ws://host:port/` mean the collect endpoint; any other path is kept. */
 export function collectUrl(hub: string): string {

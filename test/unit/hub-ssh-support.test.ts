@@ -2,7 +2,7 @@
 // store's record of why a dialled host is unreachable.
 
 import { describe, expect, it } from 'vitest';
-import { backoffDelay } from '../../hub/backoff.js';
+import { backoffDelay } from '../../shared/backoff.js';
 import { LineSplitter } from '../../hub/line-frames.js';
 import { FleetStore } from '../../hub/store.js';
 import { EPOCH_A, SERVER, protoRow } from '../support/hub-fake-collector.js';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { backoffDelay } from '../../collector/fleet/backoff.js';
+import { backoffDelay } from '../../shared/backoff.js';
 import { diffRows, packBySize, splitDelta, splitSnapshot, viewOf } from '../../collector/fleet/frame-split.js';
 import { Publisher, type PublisherOptions } from '../../collector/fleet/publisher.js';
 import { FrameRing } from '../../collector/fleet/ring.js';

@@ -1,0 +1,73 @@
+// The loop both `wait` verbs share, local and against a hub: observe, hand the observation to the
+// shared waiter, and stop on its answer or at the deadline (checked after each observation, so
+// `--timeout 0` still looks once).
+
+import type { Selector } from '../shared/selectors.js';
+import {
+  parseWaitSpec,
+  parseWaitTimeout,
+  timeoutMessage,
+  WaitUsageError,
+  type Observation,
+  type Waiter,
+  type WaitRow,
+  type WaitSpec,
+  type WaitStep,
+} from '../shared/wait.js';
+import { flag, str, UsageError, type Parsed } from './args.js';
+
+const TICK_MS = 1000;
+
+export interface WaitRequest {
+  spec: WaitSpec;
+  timeoutMs: number | null;
+  /** As typed, for the timeout message. */
+  timeoutRaw: string | undefined;
+}
+
+export function waitRequestOf(p: Parsed, sel: Selector): WaitRequest {
+  const timeoutRaw = str(p.opts.timeout);
+  try {
+    const spec = parseWaitSpec(
+      { until: str(p.opts.until), pane: str(p.opts.pane), any: flag(p.opts.any), all: flag(p.opts.all), count: str(p.opts.count), since: str(p.opts.since) },
+      sel,
+    );
+    return { spec, timeoutMs: timeoutRaw === undefined ? null : parseWaitTimeout(timeoutRaw), timeoutRaw };
+  } catch (e) {
+    if (e instanceof WaitUsageError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** `observe` returns null for a tick that could not look (it has said why itself). */
+export async function waitLoop<R extends WaitRow>(
+  req: WaitRequest,
+  waiter: Waiter<R>,
+  observe: () => Promise<Observation<R> | null>,
+  finish: (step: Extract<WaitStep<R>, { kind: 'done' }>) => Promise<void>,
+): Promise<number> {
+  const deadline = req.timeoutMs === null ? Number.POSITIVE_INFINITY : Date.now() + req.timeoutMs;
+  for (;;) {
+    const obs = await observe();
+    if (obs) {
+      const step = waiter.step(obs);
+      for (const n of step.notes) process.stderr.write(`tma: ${n}\n`);
+      if (step.kind === 'exit') {
+        process.stderr.write(`tma: ${step.message}\n`);
+        return step.code;
+      }
+      if (step.kind === 'done') {
+        await finish(step);
+        return 0;
+      }
+    }
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      process.stderr.write(`tma: ${timeoutMessage(req.spec, req.timeoutRaw ?? '0')}\n`);
+      return 124;
+    }
+    await sleep(Math.min(TICK_MS, left));
+  }
+}

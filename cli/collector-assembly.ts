@@ -48,10 +48,10 @@ export function heartbeatOverride(env: NodeJS.ProcessEnv): number | undefined {
   return ms >= 10 ? ms : undefined;
 }
 
-export function assembleCollector(p: Parsed, o: AssembleOptions): CollectorParts {
+export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<CollectorParts> {
   const { env, log, host } = o;
-  const config = loadLocalConfig(p, env);
-  const set = loadManifestsFor(p, config, env, log);
+  const config = await loadLocalConfig(p, env);
+  const set = await loadManifestsFor(p, config, env, log);
   const bin = tmuxBin(env, config.tmuxBin);
   const manifests = set.manifests;
 

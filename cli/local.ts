@@ -1,12 +1,12 @@
 // Wiring for verbs that work on one local tmux server: config, manifests, the tmux target, a
 // runner and an engine. Errors that end the verb become exit codes here, in one place.
 
-import { ConfigError, type Config } from '../collector/config/config-schema.js';
+import { ConfigError, type Config } from '../collector/config/config-types.js';
 import { loadConfig } from '../collector/config/load-config.js';
-import { applyAgentConfig } from '../collector/core/manifest-load.js';
+import { applyAgentConfig } from '../collector/core/agent-config.js';
 import type { ManifestIssue, ManifestSet } from '../collector/core/types.js';
 import { Engine } from '../collector/engine/cycle.js';
-import { loadAgentManifests } from '../collector/manifest-files.js';
+import { loadAgentManifestsCached } from '../collector/manifest-cache.js';
 import { TmuxError } from '../collector/tmux/errors.js';
 import { hostName } from '../collector/tmux/host.js';
 import { readProcesses } from '../collector/tmux/proc-table.js';
@@ -44,9 +44,9 @@ export function targetOf(p: Parsed, env: NodeJS.ProcessEnv = process.env): Serve
   }
 }
 
-export function loadLocalConfig(p: Parsed, env: NodeJS.ProcessEnv = process.env): Config {
+export async function loadLocalConfig(p: Parsed, env: NodeJS.ProcessEnv = process.env): Promise<Config> {
   try {
-    return loadConfig(str(p.globals.config), env);
+    return await loadConfig(str(p.globals.config), env);
   } catch (e) {
     if (e instanceof ConfigError) throw new ExitError(e.message, 1);
     throw e;
@@ -54,10 +54,10 @@ export function loadLocalConfig(p: Parsed, env: NodeJS.ProcessEnv = process.env)
 }
 
 /** Bundled and user manifests (or --manifest-dir), adjusted by config; skipped files are told. */
-export function loadManifestsFor(p: Parsed, config: Config, env: NodeJS.ProcessEnv, log: (line: string) => void): ManifestSet {
+export async function loadManifestsFor(p: Parsed, config: Config, env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<ManifestSet> {
   let set: ManifestSet;
   try {
-    set = applyAgentConfig(loadAgentManifests({ manifestDir: str(p.globals['manifest-dir']), env }), config.agents);
+    set = applyAgentConfig(await loadAgentManifestsCached({ manifestDir: str(p.globals['manifest-dir']), env }), config.agents);
   } catch (e) {
     throw new ExitError(`manifests could not be loaded: ${(e as Error).message}`, 1);
   }
@@ -72,8 +72,8 @@ export async function openLocal(
 ): Promise<Local> {
   const env = process.env;
   const target = targetOf(p, env);
-  const config = loadLocalConfig(p, env);
-  const set = loadManifestsFor(p, config, env, opts.quietManifests ? () => undefined : (l) => process.stderr.write(`tma: ${l}\n`));
+  const config = await loadLocalConfig(p, env);
+  const set = await loadManifestsFor(p, config, env, opts.quietManifests ? () => undefined : (l) => process.stderr.write(`tma: ${l}\n`));
   const runner = await openRunner(target, { mode: opts.mode ?? 'spawn', bin: tmuxBin(env, config.tmuxBin) });
   const engine = new Engine({
     runner,

@@ -1,85 +1,12 @@
-// Where manifests live on disk and reading them. Everything else about manifests is pure and
-// lives in collector/core; this is the one place that touches the filesystem.
+// Loading manifests from disk: the directories (manifest-dirs.ts) read, then validated by the
+// pure loaders in collector/core.
 
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, isAbsolute, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { loadActionSet, type ActionSet } from './core/action-manifest.js';
 import { loadManifestSet } from './core/manifest-load.js';
-import type { ManifestFile, ManifestIssue, ManifestSet } from './core/types.js';
+import type { ManifestIssue, ManifestSet } from './core/types.js';
+import { bundledActionDir, bundledManifestDir, readManifestFiles, userActionDir, userManifestDir, type Env } from './manifest-dirs.js';
 
-type Env = Record<string, string | undefined>;
-
-let cachedRoot: string | null = null;
-
-// The sources run from collector/ under vitest and from dist/collector/ once compiled; walking
-// up to the folder that holds manifests/agents finds the repository root from either.
-function manifestRoot(): string {
-  if (cachedRoot !== null) return cachedRoot;
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (existsSync(join(dir, 'manifests', 'agents'))) {
-      cachedRoot = join(dir, 'manifests');
-      return cachedRoot;
-    }
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error('bundled manifests not found: no manifests/agents above ' + fileURLToPath(import.meta.url));
-    dir = parent;
-  }
-}
-
-export function bundledManifestDir(): string {
-  return join(manifestRoot(), 'agents');
-}
-
-export function bundledActionDir(): string {
-  return join(manifestRoot(), 'actions');
-}
-
-// XDG says a relative XDG_CONFIG_HOME is invalid and must be ignored.
-function configHome(env: Env): string {
-  const xdg = env['XDG_CONFIG_HOME'];
-  if (xdg && isAbsolute(xdg)) return xdg;
-  return join(env['HOME'] || homedir(), '.config');
-}
-
-export function userManifestDir(env: Env): string {
-  return join(configHome(env), 'tma', 'agents');
-}
-
-export function userActionDir(env: Env): string {
-  return join(configHome(env), 'tma', 'actions');
-}
-
-/**
- * Every `*.toml` file in `dir`, sorted by file name; a missing directory has none. A file that
- * cannot be read is reported into `issues` when given (so one bad user file does not hide the
- * rest), and thrown otherwise.
- */
-export function readManifestFiles(dir: string, issues?: ManifestIssue[]): ManifestFile[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
-    throw e;
-  }
-  const files: ManifestFile[] = [];
-  for (const name of names.filter((n) => n.endsWith('.toml')).sort()) {
-    const path = join(dir, name);
-    try {
-      // statSync follows symlinks, so a linked manifest counts and a folder named x.toml doesn't.
-      if (!statSync(path).isFile()) continue;
-      files.push({ path, text: readFileSync(path, 'utf8') });
-    } catch (e) {
-      if (!issues) throw e;
-      issues.push({ file: path, problem: `cannot read: ${(e as Error).message}` });
-    }
-  }
-  return files;
-}
+export { bundledActionDir, bundledManifestDir, readManifestFiles, userActionDir, userManifestDir };
 
 /**
  * The agent manifests a command runs with. An explicit `manifestDir` (`--manifest-dir`) is a

@@ -8,7 +8,7 @@
 // requests (hub → collector) answered by `act_result` (collector → hub).
 
 import { z } from 'zod';
-import { protocolRowSchema } from './row.js';
+import { protocolRowSchema } from './row-schema.js';
 
 export const PROTOCOL_VERSION = 1;
 

@@ -2,8 +2,7 @@
 // Two forms come out of one writer: the local form (with the pane title) for surfaces on the
 // same machine, and the protocol form (no title) for anything that leaves the host.
 
-import { z } from 'zod';
-import { STATES, classOf, type State } from './tokens.js';
+import { classOf, type State } from './tokens.js';
 
 export interface AgentRow {
   pane: string;
@@ -52,46 +51,6 @@ export const PROTOCOL_ROW_KEYS = ROW_KEYS.filter((k) => k !== 'title') as Exclud
   (typeof ROW_KEYS)[number],
   'title'
 >[];
-
-const nullableString = z.string().nullable();
-const nullableNumber = z.number().nullable();
-
-/**
- * Schema of a protocol row as it arrives from another host. Unknown additive keys from a newer
- * collector pass through; a `title` never does.
- */
-export const protocolRowSchema = z
-  .looseObject({
-    pane: z.string().regex(/^%\d+$/),
-    agent: z.string(),
-    state: z.enum(STATES),
-    detail: nullableString,
-    since: z.number().int().nonnegative(),
-    since_ms: z.number().int().nonnegative(),
-    episode_ms: z.number().int().nonnegative(),
-    locator: z.string(),
-    attention: z.boolean(),
-    done: z.boolean(),
-    session: nullableString,
-    transcript: nullableString,
-    permission_request: nullableString,
-    stamped_at_ms: nullableNumber,
-    context: nullableNumber,
-    context_at_ms: nullableNumber,
-    muted: z.boolean(),
-    tokens: nullableNumber,
-    quota: z.record(z.string(), z.unknown()).nullable(),
-    cost_usd: nullableNumber,
-    repo: nullableString,
-    branch: nullableString,
-    worktree: z.boolean().nullable(),
-    pending_tool: nullableString,
-    pending_call: nullableString,
-    pending_summary: nullableString,
-    server: z.string(),
-    host: z.string(),
-  })
-  .refine((row) => !('title' in row), { message: 'a protocol row must not carry a title' });
 
 /** Re-emit a row with its keys in contract order; missing newer keys become null. */
 function ordered<K extends string>(keys: readonly K[], row: Record<string, unknown>): Record<K, unknown> {

@@ -57,7 +57,7 @@ export async function main(p: Parsed): Promise<number> {
   return guard(async () => {
     const env = process.env;
     const token = tokenFile ? readToken(tokenFile) : '';
-    const { publisher, engines } = assembleCollector(p, { host, intervalMs, env, log });
+    const { publisher, engines } = await assembleCollector(p, { host, intervalMs, env, log });
 
     let finish: (code: number) => void = () => undefined;
     const done = new Promise<number>((r) => (finish = r));

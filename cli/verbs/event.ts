@@ -3,9 +3,9 @@
 
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../../collector/config/load-config.js';
-import { applyAgentConfig } from '../../collector/core/manifest-load.js';
+import { applyAgentConfig } from '../../collector/core/agent-config.js';
 import { intakeEvent } from '../../collector/engine/event-intake.js';
-import { loadAgentManifests } from '../../collector/manifest-files.js';
+import { loadAgentManifestsCached } from '../../collector/manifest-cache.js';
 import { openRunner } from '../../collector/tmux/runner.js';
 import { tmuxBin, type ServerTarget } from '../../collector/tmux/target.js';
 import { str, type Parsed } from '../args.js';
@@ -39,11 +39,11 @@ export async function main(p: Parsed): Promise<number> {
   try {
     let config;
     try {
-      config = loadConfig(str(p.globals.config), env);
+      config = await loadConfig(str(p.globals.config), env);
     } catch {
       config = null; // a broken config must not cost the agent its hook
     }
-    const set = loadAgentManifests({ manifestDir: str(p.globals['manifest-dir']), env });
+    const set = await loadAgentManifestsCached({ manifestDir: str(p.globals['manifest-dir']), env });
     const manifests = applyAgentConfig(set, config?.agents ?? []).manifests;
     if (!manifests.some((m) => m.name === agent)) return 0;
     const payload = readPayload(str(p.opts.payload));

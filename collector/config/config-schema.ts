@@ -4,7 +4,10 @@
 
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
-import { DEFAULT_FOLD, type FoldConfig } from '../core/types.js';
+import { DEFAULT_FOLD } from '../core/types.js';
+import { ConfigError, type Config } from './config-types.js';
+
+export { ConfigError, DEFAULT_CONFIG, type Config } from './config-types.js';
 
 const secs = z.number().int().nonnegative();
 const strList = z.array(z.string());
@@ -69,26 +72,6 @@ const configSchema = z.strictObject({
 });
 
 export type RawConfig = z.infer<typeof configSchema>;
-
-export interface Config {
-  fold: FoldConfig;
-  agents: { name: string; enabled?: boolean; process_names?: string[] }[];
-  tmuxBin: string | null;
-  notify: { fromEvent: boolean; on: ('blocked' | 'done')[] };
-  apiBase: Record<string, string>;
-  remote: { allowActions: string[] | null; allowExec: boolean };
-}
-
-export const DEFAULT_CONFIG: Config = {
-  fold: DEFAULT_FOLD,
-  agents: [],
-  tmuxBin: null,
-  notify: { fromEvent: false, on: ['blocked'] },
-  apiBase: {},
-  remote: { allowActions: null, allowExec: false },
-};
-
-export class ConfigError extends Error {}
 
 function issuePath(path: readonly PropertyKey[]): string {
   return path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, DEFAULT_CONFIG, parseConfig, type Config } from './config-schema.js';
+import { ConfigError, DEFAULT_CONFIG, type Config } from './config-types.js';
 
 export function configPath(flag: string | undefined, env: NodeJS.ProcessEnv): { path: string; explicit: boolean } {
   if (flag) return { path: flag, explicit: true };
@@ -11,8 +11,8 @@ export function configPath(flag: string | undefined, env: NodeJS.ProcessEnv): { 
   return { path: join(base, 'tma', 'config.toml'), explicit: false };
 }
 
-/** An absent file means defaults; an unreadable or invalid one is an error. */
-export function loadConfig(flag: string | undefined, env: NodeJS.ProcessEnv): Config {
+/** An absent file means defaults (and no validator loaded); an unreadable or invalid one is an error. */
+export async function loadConfig(flag: string | undefined, env: NodeJS.ProcessEnv): Promise<Config> {
   const { path } = configPath(flag, env);
   let text: string;
   try {
@@ -21,5 +21,6 @@ export function loadConfig(flag: string | undefined, env: NodeJS.ProcessEnv): Co
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return DEFAULT_CONFIG;
     throw new ConfigError(`${path}: cannot read: ${(e as Error).message}`);
   }
+  const { parseConfig } = await import('./config-schema.js');
   return parseConfig(path, text);
 }

@@ -4,7 +4,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ManifestError, applyAgentConfig, loadManifestSet } from '../../collector/core/manifest-load.js';
+import { applyAgentConfig } from '../../collector/core/agent-config.js';
+import { ManifestError, loadManifestSet } from '../../collector/core/manifest-load.js';
 import type { ManifestFile } from '../../collector/core/types.js';
 import {
   bundledActionDir,

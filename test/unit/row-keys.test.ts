@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PROTOCOL_ROW_KEYS, ROW_KEYS, localRowObject, protocolRowObject, protocolRowSchema, rowsDocument, type AgentRow } from '../../shared/row.js';
+import { protocolRowSchema } from '../../shared/row-schema.js';
+import { PROTOCOL_ROW_KEYS, ROW_KEYS, localRowObject, protocolRowObject, rowsDocument, type AgentRow } from '../../shared/row.js';
 
 export function sampleRow(over: Partial<AgentRow> = {}): AgentRow {
   return {

@@ -1,0 +1,25 @@
+// The settled configuration every verb works with, and its defaults. Apart from the schema
+// (config-schema.ts) so that a command with no config file never loads a validator.
+
+import { DEFAULT_FOLD, type FoldConfig } from '../core/types.js';
+
+export interface Config {
+  fold: FoldConfig;
+  agents: { name: string; enabled?: boolean; process_names?: string[] }[];
+  tmuxBin: string | null;
+  notify: { fromEvent: boolean; on: ('blocked' | 'done')[] };
+  apiBase: Record<string, string>;
+  remote: { allowActions: string[] | null; allowExec: boolean };
+}
+
+export const DEFAULT_CONFIG: Config = {
+  fold: DEFAULT_FOLD,
+  agents: [],
+  tmuxBin: null,
+  notify: { fromEvent: false, on: ['blocked'] },
+  apiBase: {},
+  remote: { allowActions: null, allowExec: false },
+};
+
+export class ConfigError extends Error {}
+

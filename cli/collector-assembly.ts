@@ -70,6 +70,8 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
     loadActions: actionSet,
     engineFor: (server) => engines.engineFor(server),
     apiBase: config.apiBase,
+    // The reference re-detects a keys stamp older than a fixed 3 s; we use the same staleness
+    // window the fold uses ([fold] freshness_secs, default 3 s), so one knob governs both.
     freshnessMs: config.fold.freshnessMs,
     env,
     configPath: str(p.globals.config) ?? null,

@@ -5,14 +5,14 @@ import { ConfigError, type Config } from '../collector/config/config-types.js';
 import { loadConfig } from '../collector/config/load-config.js';
 import { applyAgentConfig } from '../collector/core/agent-config.js';
 import type { ManifestIssue, ManifestSet } from '../collector/core/types.js';
-import { Engine } from '../collector/engine/cycle.js';
-import { loadAgentManifestsCached } from '../collector/manifest-cache.js';
+import { Engine, type CycleResult } from '../collector/engine/cycle.js';
+import { loadAgentManifestsCached, serializeSet } from '../collector/manifest-cache.js';
 import { TmuxError } from '../collector/tmux/errors.js';
 import { hostName } from '../collector/tmux/host.js';
 import { readProcesses } from '../collector/tmux/proc-table.js';
 import { openRunner } from '../collector/tmux/runner.js';
 import { resolveTarget, TargetConflictError, tmuxBin, type ServerTarget } from '../collector/tmux/target.js';
-import { str, UsageError, type Parsed } from './args.js';
+import { flag, str, UsageError, type Parsed } from './args.js';
 
 /** An error that ends a verb with this exit code after printing its message. */
 export class ExitError extends Error {
@@ -29,6 +29,11 @@ export interface Local {
   engine: Engine;
   target: ServerTarget;
   manifestIssues: ManifestIssue[];
+  /**
+   * Long-running verbs call this before each cycle: config and manifests are read again, and a
+   * change takes effect from this cycle on. A broken file is told once and the last good set kept.
+   */
+  reload(): Promise<void>;
   close(): void;
 }
 
@@ -75,14 +80,40 @@ export async function openLocal(
   const config = await loadLocalConfig(p, env);
   const set = await loadManifestsFor(p, config, env, opts.quietManifests ? () => undefined : (l) => process.stderr.write(`tma: ${l}\n`));
   const runner = await openRunner(target, { mode: opts.mode ?? 'spawn', bin: tmuxBin(env, config.tmuxBin) });
-  const engine = new Engine({
-    runner,
-    manifests: set.manifests,
-    fold: config.fold,
-    host: hostName(),
-    readProcs: readProcesses,
-  });
-  return { config, engine, target, manifestIssues: set.issues, close: () => runner.close() };
+  const host = hostName();
+  const engineFor = (c: Config, s: ManifestSet) =>
+    new Engine({ runner, manifests: s.manifests, fold: c.fold, host, readProcs: readProcesses });
+  let loaded = `${JSON.stringify(config)}\n${serializeSet(set)}`;
+  let told: string | null = null;
+  const local: Local = {
+    config,
+    engine: engineFor(config, set),
+    target,
+    manifestIssues: set.issues,
+    close: () => runner.close(),
+    reload: async () => {
+      let c: Config;
+      let s: ManifestSet;
+      try {
+        c = await loadLocalConfig(p, env);
+        s = await loadManifestsFor(p, c, env, () => undefined);
+      } catch (e) {
+        if (!(e instanceof ExitError)) throw e;
+        if (told !== e.message) process.stderr.write(`tma: ${e.message} (keeping the last good configuration)\n`);
+        told = e.message;
+        return;
+      }
+      told = null;
+      const now = `${JSON.stringify(c)}\n${serializeSet(s)}`;
+      if (now === loaded) return;
+      // A new engine on the same tmux connection: its fold and manifests are fixed at birth.
+      loaded = now;
+      local.config = c;
+      local.manifestIssues = s.issues;
+      local.engine = engineFor(c, s);
+    },
+  };
+  return local;
 }
 
 /** Run a verb body, turning the errors every local verb shares into messages and exit codes. */
@@ -96,9 +127,27 @@ export async function guard(body: () => Promise<number>): Promise<number> {
       return e.code;
     }
     if (e instanceof TmuxError) {
-      process.stderr.write(e.kind === 'server-gone' ? 'tma: no tmux server running\n' : `tma: tmux: ${e.message}\n`);
+      // A failure tmux explained already reads `tmux: <its stderr>`; others are named as tmux's.
+      const text = e.kind === 'server-gone' ? 'no tmux server running' : e.message.startsWith('tmux') ? e.message : `tmux: ${e.message}`;
+      process.stderr.write(`tma: ${text}\n`);
       return 1;
     }
     throw e;
   }
+}
+
+/**
+ * One cycle, timed on stderr under `--debug-timing` (honoured by `ls` and `status`): the wall
+ * time and how each pane was handled, so a slow status bar can be told from a slow tmux.
+ */
+export async function timedCycle(p: Parsed, engine: Engine): Promise<CycleResult> {
+  if (!flag(p.globals['debug-timing'])) return engine.cycle();
+  const t0 = performance.now();
+  const res = await engine.cycle();
+  const ms = performance.now() - t0;
+  const paths = new Map<string, number>();
+  for (const o of res.panes) paths.set(o.path, (paths.get(o.path) ?? 0) + 1);
+  const how = [...paths].map(([k, n]) => `${n} ${k}`).join(', ');
+  process.stderr.write(`tma: cycle: ${ms.toFixed(1)} ms, ${res.panes.length} pane(s)${how ? ` (${how})` : ''}, ${res.rows.length} agent(s)\n`);
+  return res;
 }

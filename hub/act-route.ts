@@ -122,6 +122,8 @@ export function registerActRoute(app: Hono, d: ActRouteDeps): void {
       else throw e;
     }
     record(who, b, slot, result);
-    return c.json(result, 200);
+    // A slot the hub made up is handed back (an added key), so a caller who got fired-unknown can
+    // ask again with it and learn what actually happened.
+    return c.json(b.slot === undefined ? { ...result, slot } : result, 200);
   });
 }

@@ -54,6 +54,11 @@ export class LinkSession {
   private deadTimer: NodeJS.Timeout | null = null;
   /** A fresh snapshot was asked for and has not completed: refusals meanwhile are expected. */
   private resyncAsked = false;
+  /**
+   * The last frame was refused and may have been a part of a split snapshot. A snapshot frame that
+   * follows it may be that snapshot's tail, which must not be taken for the whole.
+   */
+  private refusedMaybeSnapshot = false;
   private readonly pending = new Map<string, { resolve: (r: ActResult) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
   private readonly clock: () => number;
   private readonly log: Logger;
@@ -110,7 +115,7 @@ export class LinkSession {
     const d = decodeFrame<CollectorFrame>(text, 'from-collector');
     if (!d.ok) {
       if (this.phase === 'awaiting-hello') this.fail(d.error.code, `expected hello: ${d.error.message}`);
-      else this.refuse(d.error);
+      else this.refusedFrame(d.error, d.type);
       return;
     }
     const f = d.frame;
@@ -119,10 +124,14 @@ export class LinkSession {
       return this.hello(f);
     }
     this.o.store.touch(this.host, this.owner);
+    const afterRefusal = this.refusedMaybeSnapshot;
+    this.refusedMaybeSnapshot = false;
     switch (f.type) {
       case 'hello':
         return this.refuse({ type: 'error', code: 'protocol', message: 'hello was already received on this link' });
       case 'snapshot':
+        // The refused frame just before may have been this snapshot's first part.
+        if (afterRefusal && !this.o.store.snapshotPending(this.host, this.owner)) return this.brokenSnapshot();
         return this.applied(this.o.store.applySnapshot(this.host, this.owner, f), f.complete);
       case 'delta':
         return this.applied(this.o.store.applyDelta(this.host, this.owner, f), false);
@@ -137,6 +146,28 @@ export class LinkSession {
       case 'act_result':
         return this.actResult(f.id, f.result);
     }
+  }
+
+  /**
+   * A frame after hello failed to decode. It is dropped; but if it was a part of a split snapshot,
+   * the parts around it must not be committed as if they were the whole: a server's rows would go
+   * missing while the host looked up to date.
+   */
+  private refusedFrame(error: FrameError, type: string | undefined): void {
+    this.refuse(error);
+    if (this.o.store.snapshotPending(this.host, this.owner)) return this.brokenSnapshot();
+    // Unreadable (bad JSON, oversized), the frame may have been a snapshot part too.
+    this.refusedMaybeSnapshot = error.code === 'bad-json' || error.code === 'too-large' || type === 'snapshot';
+  }
+
+  /**
+   * A split snapshot lost a part. Its other parts may still be in flight, and on this link they
+   * cannot be told from a fresh snapshot's, so the link ends: the rows stay, stale, and the
+   * collector's redial (with backoff) starts over from a fresh snapshot.
+   */
+  private brokenSnapshot(): void {
+    this.o.store.requireSnapshot(this.host, this.owner);
+    this.fail('protocol', 'a snapshot part was refused; reconnect for a fresh snapshot');
   }
 
   private hello(f: Extract<CollectorFrame, { type: 'hello' }>): void {

@@ -265,6 +265,12 @@ export class FleetStore {
     return { ok: true, applied: true };
   }
 
+  /** Some parts of a split snapshot arrived and its complete part has not. */
+  snapshotPending(host: string, owner: object): boolean {
+    const h = this.hosts.get(host);
+    return h !== undefined && h.owner === owner && h.pending !== null;
+  }
+
   /** A frame arrived from the host's current session. */
   touch(host: string, owner: object): void {
     const h = this.hosts.get(host);

@@ -160,7 +160,7 @@ const HUB_TYPES = new Set(['welcome', 'heartbeat', 'error', 'act']);
 export function decodeFrame<T>(
   text: string,
   side: 'from-collector' | 'from-hub',
-): { ok: true; frame: T } | { ok: false; error: FrameError } {
+): { ok: true; frame: T } | { ok: false; error: FrameError; type?: string } {
   if (Buffer.byteLength(text, 'utf8') > MAX_FRAME_BYTES) {
     return { ok: false, error: { type: 'error', code: 'too-large', message: `frame larger than ${MAX_FRAME_BYTES} bytes` } };
   }
@@ -179,7 +179,7 @@ export function decodeFrame<T>(
   const r = schema.safeParse(raw);
   if (!r.success) {
     const i = r.error.issues[0]!;
-    return { ok: false, error: { type: 'error', code: 'bad-frame', message: `${type}: ${i.path.join('.') || '(frame)'}: ${i.message}`.slice(0, 1000) } };
+    return { ok: false, type, error: { type: 'error', code: 'bad-frame', message: `${type}: ${i.path.join('.') || '(frame)'}: ${i.message}`.slice(0, 1000) } };
   }
   return { ok: true, frame: r.data as T };
 }

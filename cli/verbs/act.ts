@@ -120,6 +120,8 @@ export async function main(p: Parsed): Promise<number> {
           yes,
           args,
           apiBase: local.config.apiBase,
+          // The reference re-detects a keys stamp older than a fixed 3 s; we use the same staleness
+          // window the fold uses ([fold] freshness_secs, default 3 s), so one knob governs both.
           freshnessMs: local.config.fold.freshnessMs,
           serverFlags: [...targetFlags(local.target), ...(config ? ['--config', config] : [])],
           onNote: (m) => process.stderr.write(`tma: ${action.name} ${target}: ${m}\n`),

@@ -90,10 +90,11 @@ export async function main(p: Parsed): Promise<number> {
           ? { ok: actions.actions.length, issues: [] }
           : { ok: 0, issues: actions.issues.map((i) => ({ file: i.file, problem: i.problem })) },
       };
-      // Counted: what a person should fix. Remote, nested and ignored panes are choices, not faults.
+      // Counted: what a person should fix. Remote, nested and ignored panes are choices, not faults;
+      // a status line switched off hides every status-bar segment, so it is a fault.
       const warnings =
         doc.manifests.issues.length + doc.actions.issues.length + processNameIssues.length + stampIssues.length + (s.walkError ? 1 : 0) +
-        (doc.wrapper.present ? 0 : 1);
+        (doc.wrapper.present ? 0 : 1) + (doc.status_option.enabled ? 0 : 1);
       if (json) process.stdout.write(`${JSON.stringify(doc)}\n`);
       else process.stdout.write(renderText(doc));
       if (exitCode && warnings > 0) {

@@ -7,8 +7,10 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
 import { loadHubConfig, HubConfigError, DEFAULT_LISTEN, type HubConfig } from '../../hub/config.js';
-import { startHub } from '../../hub/server.js';
+import { startHub, type Hub } from '../../hub/server.js';
 import { linkPair } from '../../shared/link.js';
+import { backoffDelay, DEFAULT_BACKOFF } from '../../shared/backoff.js';
+import type { Publisher } from '../../collector/fleet/publisher.js';
 import { hostName } from '../../collector/tmux/host.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
 import { assembleCollector } from '../collector-assembly.js';
@@ -44,6 +46,43 @@ function zeroConfig(token: string): HubConfig {
     collectors: [],
     clients: [{ name: 'local', token, role: 'operator' }],
     ssh: [],
+  };
+}
+
+/**
+ * The embedded collector's in-process link, paired again whenever it ends (the hub dropped it as
+ * silent after a suspend, or refused what it sent), as a remote collector would redial: otherwise
+ * this machine's own rows would stay stale until the hub restarts.
+ */
+export function attachLocalCollector(
+  hub: Pick<Hub, 'attachLink'>,
+  publisher: Pick<Publisher, 'attach'>,
+  host: string,
+  random: () => number = Math.random,
+): { stop(): void } {
+  let stopped = false;
+  let attempt = 0;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let current: object | null = null;
+  const connect = () => {
+    timer = null;
+    if (stopped) return;
+    const [collectorEnd, hubEnd] = linkPair();
+    current = collectorEnd;
+    collectorEnd.onMessage(() => (attempt = 0));
+    collectorEnd.onClose(() => {
+      if (stopped || current !== collectorEnd) return;
+      timer = setTimeout(connect, backoffDelay(attempt++, DEFAULT_BACKOFF, random));
+    });
+    hub.attachLink(hubEnd, { transport: 'local', host });
+    publisher.attach(collectorEnd);
+  };
+  connect();
+  return {
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    },
   };
 }
 
@@ -88,11 +127,10 @@ export async function main(p: Parsed): Promise<number> {
       const host = hostName().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 253) || 'localhost';
       const log = (line: string) => hub.logger.info({ host }, `local collector: ${line}`);
       const { publisher, engines } = await assembleCollector(collectorArgs, { host, intervalMs: 1000, env, log });
-      const [collectorEnd, hubEnd] = linkPair();
-      hub.attachLink(hubEnd, { transport: 'local', host });
-      publisher.attach(collectorEnd);
+      const local = attachLocalCollector(hub, publisher, host);
       await engines.start();
       stopLocal = () => {
+        local.stop();
         publisher.close();
         engines.stop();
       };

@@ -4,7 +4,7 @@ import { selectRow, type Selector } from '../../shared/selectors.js';
 import type { CycleResult } from '../../collector/engine/cycle.js';
 import { repoOf } from '../../collector/engine/repo.js';
 import { flag, str, type Parsed } from '../args.js';
-import { guard, openLocal } from '../local.js';
+import { guard, openLocal, timedCycle } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
 
 /** Fill the repo trio from each pane's cwd (the engine leaves it null). */
@@ -27,7 +27,7 @@ export async function main(p: Parsed): Promise<number> {
   return guard(async () => {
     const local = await openLocal(p);
     try {
-      const res = await local.engine.cycle();
+      const res = await timedCycle(p, local.engine);
       const pane = str(p.opts.pane);
       const rows = (await withRepos(res.rows, cwdOf(res))).filter((r) => selectRow(sel, r) && (!pane || r.pane === pane));
       if (flag(p.opts.json)) process.stdout.write(`${toJsonLine(rowsDocument(rows.map(localRowObject)))}\n`);

@@ -1,6 +1,6 @@
 import { countRows, statusJson, statusPlain, statusProm, statusTmux } from '../../shared/status-format.js';
 import { str, UsageError, type Parsed } from '../args.js';
-import { guard, openLocal } from '../local.js';
+import { guard, openLocal, timedCycle } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
 import { selectedRows } from './ls.js';
 
@@ -13,7 +13,7 @@ export async function main(p: Parsed): Promise<number> {
   return guard(async () => {
     const local = await openLocal(p);
     try {
-      const res = await local.engine.cycle();
+      const res = await timedCycle(p, local.engine);
       const rows = await selectedRows(res, sel);
       const c = countRows(rows);
       const out =

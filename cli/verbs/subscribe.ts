@@ -111,6 +111,7 @@ export async function main(p: Parsed): Promise<number> {
       while (!out.closed) {
         let res: CycleResult | null = null;
         try {
+          await local.reload();
           res = await local.engine.cycle();
         } catch (e) {
           // A slow tmux costs one tick, silently; anything else ends the stream.

@@ -45,6 +45,7 @@ export async function main(p: Parsed): Promise<number> {
       let res: CycleResult | null = null;
       const observe = async (): Promise<Observation<AgentRow> | null> => {
         try {
+          await local.reload();
           res = await local.engine.cycle();
         } catch (e) {
           if (!(e instanceof TmuxError) || e.kind !== 'timeout') throw e;

@@ -77,6 +77,9 @@ interface Candidate {
   storedAnchor: number | null;
 }
 
+/** The unguarded-writes warning is printed at most once per process, however many servers. */
+let warnedUnguarded = false;
+
 function rethrowUnlessFailed(e: unknown): void {
   if (!(e instanceof TmuxError) || e.kind !== 'failed') throw e;
 }
@@ -212,7 +215,8 @@ export class Engine {
     const produced = writes.some((w) => w.outcome.path !== 'dead' && w.outcome.path !== 'ignored');
     const closing = this.rollupDrift(outcomes);
     if (produced) closing.push(['set-option', '-s', KEY.lastPoll, String(now)]);
-    if (closing.length) await this.tryRun(chain(closing));
+    // A pane that died since the listing fails the chain from its command on; the rest still count.
+    if (closing.length && !(await this.tryRun(chain(closing)))) for (const cmd of closing) await this.tryRun(cmd);
     if (!stampede) await this.clearSeenAttention(outcomes);
 
     const rows: AgentRow[] = [];
@@ -303,18 +307,27 @@ export class Engine {
   /** The `-F` probe, cached per server in @tma_setpf_ok. A failed probe assumes guarded, uncached. */
   async setpfSupported(pane: string): Promise<boolean> {
     if (this.guarded !== null) return this.guarded;
+    let ok: boolean;
     try {
       const cached = (await this.opts.runner.run(['show-options', '-sqv', KEY.setpfOk])).trim();
-      if (cached === '1' || cached === '0') return (this.guarded = cached === '1');
-      const outs = await this.opts.runner.runChain([renderSetpfProbe(pane), renderProbeRead(pane), renderProbeUnset(pane)]);
-      const ok = probeSupported(outs[1] ?? '');
-      await this.opts.runner.run(['set-option', '-s', KEY.setpfOk, ok ? '1' : '0']);
-      if (!ok) process.stderr.write('tma: this tmux stores set-option -F formats literally; writes are unguarded\n');
-      return (this.guarded = ok);
+      if (cached === '1' || cached === '0') ok = cached === '1';
+      else {
+        const outs = await this.opts.runner.runChain([renderSetpfProbe(pane), renderProbeRead(pane), renderProbeUnset(pane)]);
+        ok = probeSupported(outs[1] ?? '');
+        // The answer stands even if caching it fails; the next process just probes again.
+        await this.tryRun(['set-option', '-s', KEY.setpfOk, ok ? '1' : '0']);
+      }
     } catch (e) {
       if (e instanceof TmuxError && e.kind === 'server-gone') throw e;
       return true;
     }
+    // Every process that degrades says so once, whether it probed or found the cached answer:
+    // the process that probed first is often a status line whose stderr nobody reads.
+    if (!ok && !warnedUnguarded) {
+      warnedUnguarded = true;
+      process.stderr.write('tma: this tmux stores set-option -F formats literally; writes are unguarded\n');
+    }
+    return (this.guarded = ok);
   }
 
   /** Recompute every window and session rollup from this cycle; the writes where it drifted. */

@@ -102,10 +102,14 @@ export async function intakeEvent(input: EventInput): Promise<EventOutcome> {
       };
       const guarded = (setpf ?? '').trim() !== '0';
       cmds.push(...renderPublish(pane, plan, { guarded, prev: stored }));
-      if (decision.registerSession !== null) cmds.push(renderHookCompanion(pane, KEY.session, decision.registerSession, guard));
-      if (decision.recordTurn) cmds.push(renderHookCompanion(pane, KEY.turnAt, String(now), guard));
+      // A tmux that cannot expand `-F` would store the conditional itself (a literal turn_at no
+      // longer decodes), so there the companions follow the tuple's advisory plain writes.
+      const companion = (key: string, value: string): string[] =>
+        guarded ? renderHookCompanion(pane, key, value, guard) : ['set-option', '-p', '-t', pane, key, value];
+      if (decision.registerSession !== null) cmds.push(companion(KEY.session, decision.registerSession));
+      if (decision.recordTurn) cmds.push(companion(KEY.turnAt, String(now)));
       const [w, s] = rollupsWith(panes, rec, decision.state);
-      cmds.push(...renderRollups(pane, w, s, guard));
+      cmds.push(...renderRollups(pane, w, s, guarded ? guard : undefined));
       break;
     }
   }

@@ -62,6 +62,15 @@ type Sequenced = { type: 'delta'; server: string; incarnation: string; upserts: 
   incarnation: string;
 };
 
+/**
+ * The protocol form drops the title; what else only this host should see is cleared here, before
+ * anything is framed: agent-printed text (pending call and summary), transcript paths, and the
+ * agent's session id, which can resume its conversation (spec: treat it as a secret).
+ */
+export function hostOnlyCleared(row: ProtocolRow): ProtocolRow {
+  return { ...protocolRowObject(row), session: null, transcript: null, pending_call: null, pending_summary: null };
+}
+
 export class Publisher {
   private seqNo = 0;
   private readonly servers = new Map<string, ServerEntry>();
@@ -128,7 +137,7 @@ export class Publisher {
 
   /** A server's rows after a cycle. Only what changed is sent. */
   update(server: string, incarnation: string, rows: readonly ProtocolRow[]): void {
-    const clean = rows.map((r) => protocolRowObject(r));
+    const clean = rows.map(hostOnlyCleared);
     const prev = this.servers.get(server);
     if (!prev || prev.incarnation !== incarnation) {
       this.servers.set(server, { incarnation, rows: viewOf(clean) });

@@ -220,3 +220,167 @@ describe('tma act usage and listing', () => {
     expect(list.stdout).toContain('approve keys claude,codex,opencode\n');
   });
 });
+
+describe('tma act documents, as the verb writes them', () => {
+  const keys = (o: unknown) => Object.keys(o as object);
+
+  test('a single result has its keys in contract order', async () => {
+    const a = await claude('claude-idle.txt');
+    const r = await act('approve', '--pane', a.pane, '--json');
+    expect(keys(json(r.stdout))).toEqual(['schema', 'action', 'pane', 'outcome', 'exit_code', 'reason']);
+    const slot = await act('approve', '--pane', a.pane, '--json', '--slot', 'k1');
+    expect(keys(json(slot.stdout))).toEqual(['schema', 'action', 'pane', 'outcome', 'exit_code', 'reason', 'cached']);
+  });
+
+  test('--all: the results envelope in fire order, elements without schema, exit of the worst', async () => {
+    const a = await claude('claude-permission-dialog.txt');
+    const b = await s.standIn(s.newPane(), 'claude', 'claude-idle.txt');
+    const r = await act('approve', '--agent', 'claude', '--all', '--json');
+    const doc = json(r.stdout) as { results: Record<string, unknown>[] };
+    expect(keys(doc)).toEqual(['schema', 'results']);
+    expect(doc.results.map(keys)).toEqual([
+      ['action', 'pane', 'outcome', 'exit_code', 'reason'],
+      ['action', 'pane', 'outcome', 'exit_code', 'reason'],
+    ]);
+    // Surface order: the blocked pane ranks before the idle one.
+    expect(doc.results.map((x) => [x.pane, x.outcome, x.reason])).toEqual([
+      [a.pane, 'sent', null],
+      [b.pane, 'refused', 'gated'],
+    ]);
+    expect(r.code).toBe(4);
+    await waitFor(() => a.keys() === '1', 'the approval key');
+    // One match is still an envelope under --all.
+    const one = await act('approve', '--agent', 'claude', '--state', 'idle', '--all', '--json');
+    expect(keys(json(one.stdout))).toEqual(['schema', 'results']);
+  });
+
+  test('--list --json: exact keys, when object, and fireable/reason only with --pane', async () => {
+    const a = await claude('claude-idle.txt');
+    // The list judges the stored stamp; one cycle stamps it, as any ambient driver would.
+    await tma(['--socket-name', s.name, 'ls'], { env });
+    const plain = json((await act('--list', '--json')).stdout) as { actions: Record<string, unknown>[] };
+    expect(keys(plain)).toEqual(['schema', 'actions']);
+    expect(plain.actions.map((x) => x.name)).toEqual(['approve', 'deny', 'interrupt', 'compact']);
+    for (const x of plain.actions) expect(keys(x)).toEqual(['name', 'label', 'kind', 'agents', 'when']);
+    expect(keys(plain.actions[0]!.when)).toEqual(['state', 'detail', 'context_pct_min', 'context_pct_max']);
+    expect(plain.actions[0]).toMatchObject({
+      kind: 'keys', agents: ['claude', 'codex', 'opencode'], when: { state: ['blocked'], detail: ['permission'], context_pct_min: null, context_pct_max: null },
+    });
+    expect(plain.actions[3]!.when).toEqual({ state: ['idle'], detail: [], context_pct_min: 75, context_pct_max: null });
+
+    const onPane = json((await act('--list', '--json', '--pane', a.pane)).stdout) as { actions: Record<string, unknown>[] };
+    for (const x of onPane.actions) expect(keys(x)).toEqual(['name', 'label', 'kind', 'agents', 'when', 'fireable', 'reason']);
+    expect(onPane.actions.map((x) => [x.name, x.fireable, x.reason])).toEqual([
+      ['approve', false, 'gated'], ['deny', false, 'gated'], ['interrupt', false, 'gated'], ['compact', false, 'gated'],
+    ]);
+    expect((await act('--list', '--pane', a.pane)).stdout).toContain('approve keys claude,codex,opencode refused: gated\n');
+    expect((await act('--list', '--json', '--pane', '%99')).code).toBe(3);
+  });
+
+  test('--dry-run reports and touches nothing: no keys, no lock, exit 0 even when refused, --json ignored', async () => {
+    const a = await claude('claude-permission-dialog.txt');
+    // A dry run judges the stored stamp and never detects: before any cycle there is no agent.
+    expect((await act('approve', '--pane', a.pane, '--dry-run')).stdout).toContain('\ngate: refused: wrong-agent\n');
+    await tma(['--socket-name', s.name, 'ls'], { env });
+    const one = await act('approve', '--pane', a.pane, '--dry-run', '--json');
+    expect(one.code).toBe(0);
+    expect(one.stdout.split('\n').slice(0, 5)).toEqual([`action: approve`, `pane: ${a.pane}`, 'agent: claude', 'gate: fireable', 'effect: keys: 1']);
+    expect(one.stdout).toContain('\ncontext:\n');
+    expect(one.stdout).toMatch(/\n {2}TMA_STATE=blocked \(\d+ ms old\)\n/);
+    expect(one.stdout).toContain(`\n  TMA_PANE=${a.pane} (live)\n`);
+    const refused = await act('interrupt', '--pane', a.pane, '--dry-run');
+    expect(refused.code).toBe(0);
+    expect(refused.stdout).toContain('\ngate: refused: gated\n');
+    const gone = await act('approve', '--pane', '%99', '--dry-run');
+    expect(gone.code).toBe(0);
+    expect(gone.stdout).toContain('\ngate: vanished (pane gone)\n');
+    const many = await act('approve', '--all', '--dry-run');
+    expect(many.stdout).toBe(`targets: 1\n${a.pane} would fire\n`);
+    expect(await settledKeys(a)).toBe('');
+    expect(s.option(a.pane, '@agent_action')).toBe('');
+  });
+});
+
+describe('the broker under its lock (library call on real tmux)', () => {
+  /**
+   * A runner that lets the test change the pane right after the broker took the lock, i.e.
+   * between the first gate and the re-read under the lock; it records every command.
+   */
+  async function racingRunner(afterAcquire: () => void) {
+    const { openRunner } = await import('../../collector/tmux/runner.js');
+    const real = await openRunner({ kind: 'name', name: s.name }, { mode: 'spawn', bin: 'tmux' });
+    const seen: string[][] = [];
+    const runner = {
+      mode: real.mode,
+      close: () => real.close(),
+      run: async (argv: string[], o?: object) => (seen.push(argv), real.run(argv, o)),
+      runChain: async (cmds: string[][], o?: object) => {
+        seen.push(...cmds);
+        const out = await real.runChain(cmds, o);
+        if (cmds[0]?.[0] === 'set-option' && cmds[0].includes('@agent_action') && cmds[1]?.[0] === 'display-message') afterAcquire();
+        return out;
+      },
+    };
+    return { runner, seen };
+  }
+
+  async function fire(pane: string, afterAcquire: () => void) {
+    const { fireAction } = await import('../../collector/act/broker.js');
+    const { loadActions } = await import('../../collector/manifest-files.js');
+    const set = loadActions({ env: {} });
+    if (!set.ok) throw new Error('bundled actions failed to load');
+    const { runner, seen } = await racingRunner(afterAcquire);
+    // The stamp is fresh (a cycle just ran), so the broker never needs its engine to detect.
+    const engine = { manifests: [], cycle: async () => { throw new Error('no detection expected'); } };
+    try {
+      const r = await fireAction({
+        runner, engine: engine as never, action: set.actions.find((a) => a.name === 'approve')!, pane, freshnessMs: 60_000,
+      });
+      return { r, seen };
+    } finally {
+      runner.close();
+    }
+  }
+
+  test('the gate is checked again under the lock: a prompt answered in between is refused, nothing sent, lock released', async () => {
+    const a = await claude('claude-permission-dialog.txt');
+    await tma(['--socket-name', s.name, 'ls'], { env });
+    expect(s.option(a.pane, '@agent_state')).toBe('blocked');
+    let lockSeen = '';
+    const { r, seen } = await fire(a.pane, () => {
+      lockSeen = s.option(a.pane, '@agent_action');
+      s.tmux('set-option', '-p', '-t', a.pane, '@agent_state', 'idle');
+    });
+    expect(r).toEqual({ schema: 1, action: 'approve', pane: a.pane, outcome: 'refused', exit_code: 4, reason: 'gated' });
+    // The lock was really taken (expiry = now + timeout_ms 30000 + 5000 slack), then let go.
+    const m = /^(\d+):([0-9a-f]{32}):(\d+):approve$/.exec(lockSeen);
+    expect(m).not.toBeNull();
+    expect(Number(m![1]) - Date.now()).toBeGreaterThan(30_000);
+    expect(Number(m![1]) - Date.now()).toBeLessThanOrEqual(35_000);
+    expect(Number(m![3])).toBe(process.pid);
+    expect(s.option(a.pane, '@agent_action')).toBe('');
+    expect(seen.some((c) => c[0] === 'send-keys')).toBe(false);
+    expect(await settledKeys(a)).toBe('');
+  });
+
+  test('a different agent process under the lock is wrong-agent, and the lock is released', async () => {
+    const a = await claude('claude-permission-dialog.txt');
+    await tma(['--socket-name', s.name, 'ls'], { env });
+    const pid = Number(s.option(a.pane, '@agent_pid'));
+    expect(pid).toBeGreaterThan(0);
+    const { r } = await fire(a.pane, () => s.tmux('set-option', '-p', '-t', a.pane, '@agent_pid', String(pid + 1)));
+    expect(r).toMatchObject({ outcome: 'refused', reason: 'wrong-agent', exit_code: 4 });
+    expect(s.option(a.pane, '@agent_action')).toBe('');
+    expect(await settledKeys(a)).toBe('');
+  });
+
+  test('with nothing changing in between, it sends once and releases', async () => {
+    const a = await claude('claude-permission-dialog.txt');
+    await tma(['--socket-name', s.name, 'ls'], { env });
+    const { r, seen } = await fire(a.pane, () => undefined);
+    expect(r).toMatchObject({ outcome: 'sent', exit_code: 0, reason: null });
+    expect(seen.filter((c) => c[0] === 'send-keys')).toEqual([['send-keys', '-t', a.pane, '1']]);
+    expect(s.option(a.pane, '@agent_action')).toBe('');
+    await waitFor(() => a.keys() === '1', 'the approval key');
+  });
+});

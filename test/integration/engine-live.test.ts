@@ -4,6 +4,12 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadManifestSet } from '../../collector/core/manifest-load.js';
+import { DEFAULT_FOLD } from '../../collector/core/types.js';
+import { Engine } from '../../collector/engine/cycle.js';
+import { bundledManifestDir, readManifestFiles } from '../../collector/manifest-files.js';
+import { readProcesses } from '../../collector/tmux/proc-table.js';
+import { openRunner, type TmuxRunner } from '../../collector/tmux/runner.js';
 import { ScratchTmux, tma, waitFor } from '../support/scratch-tmux.js';
 import { SCREENS } from '../support/screens.js';
 
@@ -194,6 +200,69 @@ describe('servers, failures and opt-outs', () => {
     expect(await ls()).toEqual([]);
     expect(t.option(pane, '@agent_state')).toBe('');
     expect(t.option(pane, '@agent_ignore')).toBe('1');
+  });
+});
+
+describe('a pane that dies mid-cycle', () => {
+  it('costs only its own rollup write: the other scopes and the last poll time still land', async () => {
+    const shell = t.start();
+    const agent = t.newPane();
+    await t.standIn(agent, 'claude', SCREENS.claudeIdle);
+    const real = await openRunner({ kind: 'name', name: t.name }, { mode: 'spawn', bin: 'tmux' });
+    // The shell pane is first in its session, so the session rollup is addressed through it; it
+    // vanishes after the verdicts are written, just before the closing rollup chain.
+    let killed = false;
+    const runner: TmuxRunner = {
+      mode: real.mode,
+      run: (argv, opts) => {
+        if (!killed && argv.includes('@agent_session_summary')) {
+          killed = true;
+          t.tmux('kill-pane', '-t', shell);
+        }
+        return real.run(argv, opts);
+      },
+      runChain: (cmds, opts) => real.runChain(cmds, opts),
+      close: () => real.close(),
+    };
+    const manifests = loadManifestSet(readManifestFiles(bundledManifestDir()), []).manifests;
+    const engine = new Engine({ runner, manifests, fold: DEFAULT_FOLD, host: 'h', readProcs: readProcesses });
+    try {
+      const r = await engine.cycle();
+      expect(killed).toBe(true);
+      expect(r.rows).toMatchObject([{ pane: agent, state: 'idle' }]);
+      expect(t.tmux('list-panes', '-a', '-F', '#{pane_id}').trim()).toBe(agent);
+      expect(t.tmux('show-options', '-wqv', '-t', agent, '@agent_summary').trim()).toBe('idle:1');
+      expect(t.tmux('show-options', '-sqv', '@tma_last_poll').trim()).toBe(String(r.now));
+    } finally {
+      real.close();
+    }
+  });
+});
+
+describe('the set-option -F probe', () => {
+  it('probes once, caches the answer on the server and leaves no probe option behind', async () => {
+    const pane = t.start();
+    await t.standIn(pane, 'claude', SCREENS.claudeIdle);
+    expect(t.tmux('show-options', '-sqv', '@tma_setpf_ok').trim()).toBe('');
+    expect(await ls()).toHaveLength(1);
+    expect(t.tmux('show-options', '-sqv', '@tma_setpf_ok').trim()).toBe('1');
+    expect(t.option(pane, '@__tma_probe')).toBe('');
+  });
+
+  it('a server cached as unable to expand -F gets plain writes, and each process says so once', async () => {
+    const pane = t.start();
+    await t.standIn(pane, 'claude', SCREENS.claudeBlocked);
+    t.tmux('set-option', '-s', '@tma_setpf_ok', '0');
+    const warning = 'tma: this tmux stores set-option -F formats literally; writes are unguarded\n';
+    for (let i = 0; i < 2; i++) {
+      await nextSecond();
+      const r = await tma(['-L', t.name, '--config', config, 'ls', '--json']);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toBe(warning);
+      expect(JSON.parse(r.stdout).agents).toMatchObject([{ pane, state: 'blocked', detail: 'permission' }]);
+    }
+    expect(t.option(pane, '@agent_state')).toBe('blocked');
+    expect(t.tmux('show-options', '-sqv', '@tma_setpf_ok').trim()).toBe('0');
   });
 });
 

@@ -2,8 +2,12 @@
 // server-side, command by command, so only a real server proves what they do.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadManifestSet } from '../../collector/core/manifest-load.js';
 import { chain, renderHookCompanion, renderPublish } from '../../collector/core/stamp-render.js';
+import { decodeStamp } from '../../collector/core/store-codec.js';
 import type { Guard, PublishPlan } from '../../collector/core/types.js';
+import { intakeEvent } from '../../collector/engine/event-intake.js';
+import { bundledManifestDir, readManifestFiles } from '../../collector/manifest-files.js';
 import { openRunner } from '../../collector/tmux/runner.js';
 import type { TmuxRunner } from '../../collector/tmux/runner.js';
 import { ScratchTmux } from '../support/scratch-tmux.js';
@@ -95,5 +99,49 @@ describe('guards on a real server', () => {
     const value = 'a,b #{x} }';
     await runner.run(chain([renderHookCompanion(pane, '@agent_session', value, hook(T0))]));
     expect(t.option(pane, '@agent_session')).toBe(value);
+  });
+});
+
+describe('a server that cannot expand set-option -F', () => {
+  /** tmux before 3.2 accepts `set-option -F` and stores the format text itself; so does this runner. */
+  function literalFormats(inner: TmuxRunner): TmuxRunner {
+    const strip = (argv: string[]): string[] => {
+      const out: string[] = [];
+      let cmd: string[] = [];
+      const flush = () => out.push(...(cmd[0] === 'set-option' ? cmd.filter((a) => a !== '-F') : cmd));
+      for (const a of argv) {
+        if (a === ';') {
+          flush();
+          out.push(a);
+          cmd = [];
+        } else cmd.push(a);
+      }
+      flush();
+      return out;
+    };
+    return {
+      mode: inner.mode,
+      run: (argv, opts) => inner.run(strip(argv), opts),
+      runChain: (cmds, opts) => inner.runChain(cmds.map(strip), opts),
+      close: () => inner.close(),
+    };
+  }
+
+  it('a hook stamp writes its companions and rollups plainly, so the tuple still decodes', async () => {
+    t.tmux('set-option', '-s', '@tma_setpf_ok', '0');
+    const manifests = loadManifestSet(readManifestFiles(bundledManifestDir()), []).manifests;
+    const old = literalFormats(runner);
+    const event = (kind: string, payload: string, now: number) =>
+      intakeEvent({ runner: old, manifests, agent: 'claude', kind, pane, payload, now });
+    await event('SessionStart', '{"session_id":"s-1"}', T0);
+    await event('UserPromptSubmit', '{"session_id":"s-1"}', T0 + 1000);
+    const done = await event('Stop', '{"session_id":"s-1"}', T0 + 2000);
+    expect(done.commands.flat()).not.toContain('-F');
+
+    const opts = stored();
+    const d = decodeStamp(opts);
+    expect(d).toMatchObject({ ok: true, stamp: { state: 'idle', source: 'hook', attention: true, session: 's-1', turnAt: T0 + 2000 } });
+    expect(t.tmux('show-options', '-wqv', '-t', pane, '@agent_summary').trim()).toBe('idle:1');
+    expect(t.tmux('show-options', '-qv', '-t', pane, '@agent_session_summary').trim()).toBe('idle:1');
   });
 });

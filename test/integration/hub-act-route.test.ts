@@ -77,7 +77,8 @@ describe('POST /v1/act', () => {
     });
     const res = await pending;
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ schema: 1, action: 'approve', pane: '%1', outcome: 'sent', exit_code: 0, reason: null, cached: false, host: 'build1', server: SERVER });
+    // The slot the hub made up comes back, so a caller can ask again with it.
+    expect(await res.json()).toEqual({ schema: 1, action: 'approve', pane: '%1', outcome: 'sent', exit_code: 0, reason: null, cached: false, host: 'build1', server: SERVER, slot: frame.slot });
     expect(c.received.filter((f) => f.type === 'act')).toHaveLength(1);
     const audit = hub.logLines.filter((l) => l.includes('"audit":"remote-act"'));
     expect(audit).toHaveLength(1);

@@ -51,3 +51,13 @@ test('usage errors exit 2 and write nothing', async () => {
   expect((await mute()).code).toBe(2);
   expect(s.option(pane, '@agent_mute_until')).toBe('');
 });
+
+test('--pane is not checked for an agent, and a pane tmux cannot find is tmux\'s error (1), named once', async () => {
+  const shell = s.start();
+  expect(await mute('--pane', shell)).toMatchObject({ code: 0, stdout: `tma: muted indefinitely: ${shell}\n` });
+  const r = await mute('--pane', '%99');
+  expect(r.code).toBe(1);
+  expect(r.stdout).toBe('');
+  expect(r.stderr).toMatch(/^tma: tmux: [^\n]*%99\n$/);
+  expect(r.stderr).not.toContain('tmux: tmux:');
+});

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EDGE_KEYS } from '../../shared/edges.js';
+import { ROW_KEYS } from '../../shared/row.js';
 import { REPO, ScratchTmux, tma, waitFor } from '../support/scratch-tmux.js';
 
 let t: ScratchTmux;
@@ -118,9 +119,26 @@ describe('tma subscribe', () => {
     await waitFor(() => changes.lines.length >= 2, 'a changed snapshot', 10_000);
     const doc = JSON.parse(changes.lines[1]!) as { schema: number; agents: { pane: string; state: string }[] };
     expect(doc.agents.map((r) => [r.pane, r.state])).toEqual([[pane, 'working']]);
+    // Each snapshot line is the ls --json document: schema first, rows with the exact row keys.
+    expect(Object.keys(doc)).toEqual(['schema', 'agents']);
+    expect(Object.keys(doc.agents[0]!)).toEqual([...ROW_KEYS]);
 
     t.kill();
     expect(await changes.exited).toBe(1);
     expect(changes.stderr()).toBe('tma: no tmux server running\n');
+  });
+
+  it('reloads config every tick: an agent enabled mid-stream shows in the next snapshot', async () => {
+    writeFileSync(config, '[fold]\nfreshness_secs = 0\n[[agent]]\nname = "claude"\nenabled = false\n');
+    const pane = t.start();
+    await t.standIn(pane, 'claude', 'claude-working.txt');
+    const st = subscribe(['--json', '--changes-only']);
+    await waitFor(() => st.lines.length >= 1, 'the first snapshot', 10_000);
+    await sleep(1200);
+    expect(st.lines).toEqual(['{"schema":1,"agents":[]}']);
+    writeFileSync(config, '[fold]\nfreshness_secs = 0\n');
+    await waitFor(() => st.lines.length >= 2, 'a snapshot with the enabled agent', 10_000);
+    expect((JSON.parse(st.lines[1]!) as { agents: { pane: string }[] }).agents.map((r) => r.pane)).toEqual([pane]);
+    expect(st.stderr()).toBe('');
   });
 });

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ROW_KEYS } from '../../shared/row.js';
 import { ScratchTmux, tma, waitFor, type CliResult } from '../support/scratch-tmux.js';
 
 let t: ScratchTmux;
@@ -152,5 +153,52 @@ describe('tma wait (stand-in agents)', () => {
     expect(next.pane).toBe(pane);
     expect(next.done).toBe(true);
     expect(next.episode_ms as number).toBeGreaterThan(floor);
+  });
+});
+
+describe('tma wait --json documents', () => {
+  it('single-pane targets print one row object with schema first; --all/--count print the rows document', async () => {
+    const pane = t.start();
+    await t.standIn(pane, 'claude', 'claude-idle.txt');
+    const row = ['schema', ...ROW_KEYS];
+    for (const target of [['--pane', pane], ['--agent', 'claude'], ['--any']]) {
+      const r = await run(['wait', '--until', 'idle', ...target, '--json', '--timeout', '5']);
+      expect(r.code, target.join(' ')).toBe(0);
+      expect(r.stdout.endsWith('}\n')).toBe(true);
+      const doc = JSON.parse(r.stdout) as Record<string, unknown>;
+      expect(Object.keys(doc), target.join(' ')).toEqual(row);
+      expect(doc.schema).toBe(1);
+      expect(doc.pane).toBe(pane);
+    }
+    for (const target of [['--all'], ['--count', '1']]) {
+      const r = await run(['wait', '--until', 'idle', ...target, '--json', '--timeout', '5']);
+      expect(r.code, target.join(' ')).toBe(0);
+      const doc = JSON.parse(r.stdout) as { agents: Record<string, unknown>[] };
+      expect(Object.keys(doc), target.join(' ')).toEqual(['schema', 'agents']);
+      expect(doc.agents.map((a) => Object.keys(a))).toEqual([[...ROW_KEYS]]);
+    }
+  });
+});
+
+describe('tma wait reloads its configuration every tick', () => {
+  it('a config change takes effect mid-wait; a broken file is told once and the last good one kept', async () => {
+    writeFileSync(config, '[fold]\nfreshness_secs = 0\n[[agent]]\nname = "claude"\nenabled = false\n');
+    const pane = t.start();
+    await t.standIn(pane, 'claude', 'claude-idle.txt');
+    const w = background(['wait', '--until', 'idle', '--any']);
+    await sleep(1500);
+    expect(w.state.settled).toBe(false);
+    // Broken for a few ticks: the wait goes on with what it had.
+    writeFileSync(config, '[fold\n');
+    await sleep(2500);
+    expect(w.state.settled).toBe(false);
+    expect(stateOf(pane)).toBe('');
+    writeFileSync(config, '[fold]\nfreshness_secs = 0\n');
+    const r = await w.result;
+    expect(r.code).toBe(0);
+    expect(r.stdout.startsWith(`${pane}\tclaude\tidle\t`)).toBe(true);
+    const notes = r.stderr.split('\n').filter(Boolean);
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatch(/^tma: .*config\.toml.*\(keeping the last good configuration\)$/);
   });
 });

@@ -105,6 +105,47 @@ describe('link session', () => {
     expect(metrics.resyncs).toBe(1);
   });
 
+  describe('a split snapshot that loses a part is never committed as the whole', () => {
+    const S2 = '/tmp/tmux-1000/other';
+    const part = (complete: boolean, server: string, rows: unknown[]) =>
+      ({ type: 'snapshot', epoch: EPOCH_A, seq: 7, complete, servers: [{ server, incarnation: 'i', rows }] });
+    const titled = { ...protoRow({ pane: '%2' }), title: 'secret' };
+    const hosts = () => store.hostStatuses()[0]!;
+
+    it('a refused middle part ends the link; the tail does not commit, the old rows stay stale', async () => {
+      await open();
+      await send(part(false, SERVER, [protoRow({ pane: '%1', state: 'blocked' })]));
+      await send(part(false, S2, [titled]));
+      await send(part(true, S2, [protoRow({ pane: '%3' })]));
+      expect(got.slice(1).map((f) => f.code)).toEqual(['bad-frame', 'protocol']);
+      expect(closedWith).toMatch(/snapshot part was refused/);
+      // What the first snapshot said, unchanged and marked stale; nothing of the broken one.
+      expect(store.rows().map((r) => [r.server, r.pane, r.state, r.stale])).toEqual([[SERVER, '%1', 'working', true]]);
+      expect(hosts()).toMatchObject({ reachable: false, stale: true });
+    });
+
+    it('a refused first part (unreadable) makes the next snapshot frame suspect: link ended, nothing committed', async () => {
+      await open();
+      peer.send('{"type":"snapshot","epoch":');
+      await flush();
+      await send(part(true, S2, [protoRow({ pane: '%3' })]));
+      expect(got.slice(1).map((f) => f.code)).toEqual(['bad-json', 'protocol']);
+      expect(store.rows().map((r) => [r.server, r.pane, r.stale])).toEqual([[SERVER, '%1', true]]);
+    });
+
+    it('a refused frame that was not a snapshot part changes nothing for the frames after it', async () => {
+      await open();
+      peer.send('{"type":"snapshot","epoch":');
+      await flush();
+      await send({ type: 'heartbeat', at: 1 });
+      await send({ type: 'delta', epoch: EPOCH_A, seq: 2, server: SERVER, incarnation: 'i', upserts: [titled], removals: [] });
+      await send(part(true, S2, [protoRow({ pane: '%3' })]));
+      expect(got.slice(1).map((f) => f.code)).toEqual(['bad-json', 'bad-frame']);
+      expect(closedWith).toBeNull();
+      expect(store.rows().map((r) => [r.server, r.pane, r.stale])).toEqual([[S2, '%3', false]]);
+    });
+  });
+
   it('resolves act results by id, and times out at the deadline', async () => {
     await open();
     const act = { type: 'act' as const, id: 'a1', action: 'approve', server: SERVER, pane: '%1', expect_episode_ms: null, expect_permission_request: null, slot: 's1', principal: 'alice', deadline_ms: 0 };

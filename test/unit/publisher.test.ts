@@ -451,3 +451,15 @@ describe('reconnect backoff and hub URL', () => {
     expect(() => collectUrl('not a url')).toThrow(/not a URL/);
   });
 });
+
+describe('what never leaves the host', () => {
+  it('session ids, transcript paths and agent-printed text are cleared before framing, with the title', async () => {
+    const h = harness();
+    h.pub.update(SRV, 'inc1', rows(agentRow('%1', 'blocked', { session: 'resume-me', transcript: '/home/u/t.jsonl', pending_call: 'rm -rf x', pending_summary: 'delete' })));
+    h.pub.markReady();
+    await h.say({ type: 'welcome', protocol: 1, resume_from: null });
+    const text = JSON.stringify(h.take());
+    for (const secret of ['SECRET TITLE', 'resume-me', 't.jsonl', 'rm -rf', 'delete']) expect(text).not.toContain(secret);
+    expect(text).toContain('"session":null');
+  });
+});

@@ -3,7 +3,6 @@
 // needed to get a verb refused. The CLI must be built first.
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import type { FleetDocument } from '../../shared/fleet.js';
 import { FakeCollector, protoRow, SERVER } from '../support/hub-fake-collector.js';
 import { TOKENS, startTestHub, type TestHub } from '../support/hub-harness.js';
 import { tma, waitFor } from '../support/scratch-tmux.js';
+import { freePort } from '../support/ports.js';
 
 let hub: TestHub;
 let dir: string;
@@ -43,18 +43,6 @@ afterAll(async () => {
 
 const viewer = () => ['--hub', hub.url, '--token-file', join(dir, 'viewer.token')];
 
-/** A loopback port with nothing listening on it. */
-function deadPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 describe('fleet CLI errors', () => {
   it('a token the hub does not know: exit 1 and a message naming the refusal', async () => {
@@ -81,7 +69,7 @@ describe('fleet CLI errors', () => {
   });
 
   it('a hub that is down: exit 1 and "unreachable"', async () => {
-    const port = await deadPort();
+    const port = await freePort();
     for (const verb of [['ls'], ['status'], ['subscribe', '--json'], ['wait', '--until', 'idle', '--any']]) {
       const r = await tma(['--hub', `http://127.0.0.1:${port}`, '--token-file', join(dir, 'viewer.token'), ...verb], { env: ENV });
       expect(r.code, verb[0]).toBe(1);

@@ -4,13 +4,13 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import type { FleetDocument } from '../../shared/fleet.js';
 import { REPO, ScratchTmux, tma, waitFor } from '../support/scratch-tmux.js';
 import { SCREENS } from '../support/screens.js';
+import { freePort } from '../support/ports.js';
 
 let scratch: ScratchTmux | null = null;
 let hub: ChildProcess | null = null;
@@ -28,18 +28,6 @@ afterEach(async () => {
   dir = '';
 });
 
-/** A port nothing listens on right now (the kernel's pick, released again). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 it('zero-config `tma hub -L <scratch>` serves the scratch agent with the token it wrote, and stops cleanly on SIGTERM', async () => {
   scratch = new ScratchTmux('hubjob');

@@ -72,3 +72,37 @@ it('follows every server in the socket directory: skips stale sockets, picks up 
   expect(gone).toEqual([expect.objectContaining({ server: a, incarnation: servers[0]!.incarnation })]);
   expect(frames().some((f) => JSON.stringify(f).includes(stale))).toBe(false);
 });
+
+it('a server restarted behind the same socket is a new incarnation, its old rows void', async () => {
+  dir = mkdtempSync(join(tmpdir(), 'tma-discovery-'));
+  const sockDir = join(dir, `tmux-${process.getuid?.() ?? 0}`);
+  mkdirSync(sockDir, { mode: 0o700 });
+  const a = join(sockDir, 'alpha');
+  startServer(a);
+  const tokenFile = join(dir, 'token');
+  writeFileSync(tokenFile, 'tok');
+  hub = await FakeHub.start({ token: 'tok' });
+  child = spawn(process.execPath, [join(REPO, 'bin/tma.js'), 'collector', '--hub', `ws://127.0.0.1:${hub.port}`, '--token-file', tokenFile], {
+    env: { ...process.env, TMUX: '', TMUX_TMPDIR: dir, XDG_RUNTIME_DIR: join(dir, 'run'), XDG_CONFIG_HOME: join(dir, 'cfg') },
+    stdio: ['ignore', 'ignore', 'ignore'],
+  });
+  const h = hub;
+  const frames = (): Frame[] => (h.conns[0]?.frames ?? []).map((f) => f.frame as Frame);
+  await waitFor(() => frames().some((f) => f.type === 'snapshot'), 'snapshot', 10_000);
+  const first = (frames().find((f) => f.type === 'snapshot')!.servers as { incarnation: string }[])[0]!.incarnation;
+
+  tmux(a, 'kill-server');
+  await waitFor(() => spawnSync('tmux', ['-S', a, 'list-sessions']).status !== 0, 'alpha to exit');
+  startServer(a);
+  const pid = tmux(a, 'display-message', '-p', '#{pid}').trim();
+  // Whether the collector saw the gap (gone, then appeared) or only the new pid (incarnation),
+  // the socket path now names a new lifetime, never the old one.
+  await waitFor(
+    () => frames().some((f) => f.type === 'server' && f.server === a && f.event !== 'gone' && f.incarnation !== first),
+    'alpha back as a new incarnation',
+    10_000,
+  );
+  const back = frames().filter((f) => f.type === 'server' && f.server === a && f.event !== 'gone').pop()!;
+  expect(back.incarnation).toMatch(new RegExp(`^${pid}-\\d+$`));
+  expect(back.incarnation).not.toBe(first);
+});

@@ -1,6 +1,8 @@
-// Hook-to-subscriber latency on a real hub: `tma event` in a pane → the collector's wake path →
-// the delta over WebSocket → the hub's store → the edge a `/v1/subscribe?events=1` reader gets,
-// on both stream transports (WebSocket and SSE) at once. A bare WebSocket echo round trip is
+// Hook-to-subscriber latency on a real hub, two ways: `bin/tma-hook` as an agent runs it (its fast
+// path hands the event to the collector, which stamps it), and a bare `tma event` in a pane (a Node
+// process stamps, then pokes the collector's wake socket). Either way → the delta over WebSocket →
+// the hub's store → the edge a `/v1/subscribe?events=1` reader gets, on both stream transports
+// (WebSocket and SSE) at once. A bare WebSocket echo round trip is
 // measured in the same run, as the floor of what one loopback hop costs on this machine.
 //
 // The hub runs in this process with its default stream coalescing (50 ms), so the numbers are what
@@ -11,7 +13,7 @@
 //   npm run build && node dist/bench/latency.js [N]
 
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -56,9 +58,9 @@ async function until(cond: () => boolean, ms: number, what: string): Promise<voi
   }
 }
 
-function run(args: string[], extra: Record<string, string>): Promise<void> {
+function run(cmd: string, args: string[], extra: Record<string, string>): Promise<void> {
   return new Promise((done) => {
-    const c = spawn(process.execPath, [join(REPO, 'bin/tma.js'), ...args], { env: { ...env, ...extra }, stdio: 'ignore' });
+    const c = spawn(cmd, args, { env: { ...env, ...extra }, stdio: 'ignore' });
     c.on('exit', () => done());
   });
 }
@@ -170,36 +172,58 @@ async function main(): Promise<void> {
     ws = await wsSubscriber(hub.url, pane, viaWs);
     stopSse = await sseSubscriber(hub.url, pane, viaSse);
     await sleep(500);
-    const toWs: number[] = [];
-    const toSse: number[] = [];
-    const eventProcess: number[] = [];
-    const afterExit: number[] = [];
-    for (let i = 0; i < N; i++) {
-      // A Stop leaves the agent idle with attention set: the edge's class is `done`.
-      const [kind, to] = i % 2 === 0 ? ['UserPromptSubmit', 'working'] : ['Stop', 'done'];
-      const seenWs = viaWs.length;
-      const seenSse = viaSse.length;
-      const t0 = performance.now();
-      await run(['event', '--agent', 'claude', '--kind', kind, '--socket-name', name], { TMUX_PANE: pane });
-      eventProcess.push(performance.now() - t0);
-      const arrived = (xs: Arrival[], from: number) => xs.slice(from).find((a) => a.to === to);
-      await until(() => arrived(viaWs, seenWs) !== undefined && arrived(viaSse, seenSse) !== undefined, 5000, `edge ${i} (${kind} → ${to})`).catch(
-        (e: Error) => {
-          throw new Error(`${e.message}\n${collectorLog}`);
-        },
-      );
-      toWs.push(arrived(viaWs, seenWs)!.at - t0);
-      toSse.push(arrived(viaSse, seenSse)!.at - t0);
-      afterExit.push(arrived(viaWs, seenWs)!.at - t0 - eventProcess[i]!);
-    }
+    /** N alternating events fired by `fire`, each timed from its start to the edge at both subscribers. */
+    const measure = async (label: string, fire: (kind: string) => Promise<void>) => {
+      const toWs: number[] = [];
+      const toSse: number[] = [];
+      const firing: number[] = [];
+      const afterExit: number[] = [];
+      for (let i = 0; i < N; i++) {
+        // A Stop leaves the agent idle with attention set: the edge's class is `done`.
+        const [kind, to] = i % 2 === 0 ? ['UserPromptSubmit', 'working'] : ['Stop', 'done'];
+        const seenWs = viaWs.length;
+        const seenSse = viaSse.length;
+        const t0 = performance.now();
+        await fire(kind!);
+        firing.push(performance.now() - t0);
+        const arrived = (xs: Arrival[], from: number) => xs.slice(from).find((a) => a.to === to);
+        await until(() => arrived(viaWs, seenWs) !== undefined && arrived(viaSse, seenSse) !== undefined, 5000, `${label} edge ${i} (${kind} → ${to})`).catch(
+          (e: Error) => {
+            throw new Error(`${e.message}\n${collectorLog}`);
+          },
+        );
+        toWs.push(arrived(viaWs, seenWs)!.at - t0);
+        toSse.push(arrived(viaSse, seenSse)!.at - t0);
+        afterExit.push(arrived(viaWs, seenWs)!.at - t0 - firing[i]!);
+      }
+      return { toWs, toSse, firing, afterExit };
+    };
+    const viaEvent = await measure('tma event', (kind) =>
+      run(process.execPath, [join(REPO, 'bin/tma.js'), 'event', '--agent', 'claude', '--kind', kind, '--socket-name', name], { TMUX_PANE: pane }),
+    );
+    // The wrapper as an agent runs it. Its fallback is a script that counts itself before doing
+    // the `tma event`, so a fast path that silently failed shows up in the report.
+    const fallbacks = join(dir, 'fallbacks');
+    const fallbackBin = join(dir, 'tma-counted');
+    writeFileSync(fallbackBin, `#!/bin/sh\necho x >> "${fallbacks}"\nexec "${process.execPath}" "${join(REPO, 'bin/tma.js')}" "$@"\n`);
+    chmodSync(fallbackBin, 0o755);
+    const viaHook = await measure('tma-hook', (kind) =>
+      run(join(REPO, 'bin/tma-hook'), ['claude', kind], { TMUX_PANE: pane, TMA_HOOK_SOCKET: name, TMA_BIN: fallbackBin }),
+    );
+    const fellBack = existsSync(fallbacks) ? readFileSync(fallbacks, 'utf8').split('\n').filter(Boolean).length : 0;
     const echo = await echoRoundTrips(N);
     process.stdout.write(
       [
-        `tma event → edge at a hub subscriber (WebSocket): ${fmt(toWs)}`,
-        `tma event → edge at a hub subscriber (SSE):       ${fmt(toSse)}`,
-        `  of which the event process itself:              ${fmt(eventProcess)}`,
-        `  edge (WebSocket) after the event process exit:  ${fmt(afterExit)}`,
-        `bare WebSocket echo round trip:                   ${fmt(echo)}`,
+        `tma-hook (fast path) → edge at a hub subscriber (WebSocket): ${fmt(viaHook.toWs)}`,
+        `tma-hook (fast path) → edge at a hub subscriber (SSE):       ${fmt(viaHook.toSse)}`,
+        `  of which the hook process itself:                          ${fmt(viaHook.firing)}`,
+        `  edge (WebSocket) after the hook process exit:              ${fmt(viaHook.afterExit)}`,
+        `  hooks that fell back to tma event:                         ${fellBack} of ${N}`,
+        `tma event → edge at a hub subscriber (WebSocket):            ${fmt(viaEvent.toWs)}`,
+        `tma event → edge at a hub subscriber (SSE):                  ${fmt(viaEvent.toSse)}`,
+        `  of which the event process itself:                         ${fmt(viaEvent.firing)}`,
+        `  edge (WebSocket) after the event process exit:             ${fmt(viaEvent.afterExit)}`,
+        `bare WebSocket echo round trip:                              ${fmt(echo)}`,
         '',
       ].join('\n'),
     );

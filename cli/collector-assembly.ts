@@ -5,12 +5,13 @@
 import { randomBytes } from 'node:crypto';
 import type { ActResult } from '../shared/protocol.js';
 import { Engine } from '../collector/engine/cycle.js';
+import { intakeEvent } from '../collector/engine/event-intake.js';
 import { repoOf } from '../collector/engine/repo.js';
 import { discover } from '../collector/fleet/discovery.js';
 import { ServerEngines } from '../collector/fleet/engines.js';
 import { Publisher, type ActRequest } from '../collector/fleet/publisher.js';
 import { remoteActHandler, remoteAllowed } from '../collector/fleet/remote-act.js';
-import { canonicalSocketPath, listenWake, wakeDir, wakeSocketPath } from '../collector/fleet/wake.js';
+import { canonicalSocketPath, listenWake, wakeDir, wakeSocketPath, type HookDelivery } from '../collector/fleet/wake.js';
 import { loadActions } from '../collector/manifest-files.js';
 import { readProcesses } from '../collector/tmux/proc-table.js';
 import { openRunner } from '../collector/tmux/runner.js';
@@ -107,10 +108,19 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
       const cwd = new Map(res.panes.map((r) => [r.rec.paneId, r.rec.currentPath]));
       return Promise.all(res.rows.map(async (r) => ({ ...r, ...(await repoOf(cwd.get(r.pane) ?? '')) })));
     },
-    listenWake: async (socketPath, wake) => {
+    listenWake: async (socketPath, wake, engine) => {
       const path = wakeSocketPath(canonicalSocketPath(socketPath), wakeDir(env));
+      // A hook's event, stamped here exactly as `tma event` would stamp it; an agent this collector
+      // has no manifest for (e.g. one added since it started) is refused, so the hook stamps itself.
+      const onEvent = async (ev: HookDelivery): Promise<boolean> => {
+        if (!manifests.some((m) => m.name === ev.agent)) return false;
+        const out = await intakeEvent({ runner: engine.runner, manifests, ...ev, now: Date.now() });
+        if (out.decision === 'no-manifest') return false;
+        if (out.commands.length > 0) wake();
+        return true;
+      };
       try {
-        const l = await listenWake(path, wake);
+        const l = await listenWake(path, wake, { onEvent });
         if (!l) log(`another collector answers hook wake-ups for ${socketPath}; this one sees them on its poll`);
         return l;
       } catch (e) {

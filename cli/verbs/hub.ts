@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
-import { loadHubConfig, HubConfigError, DEFAULT_LISTEN, type HubConfig } from '../../hub/config.js';
+import { DEFAULT_LISTEN, DEFAULT_LOST_AFTER_MS, HubConfigError, loadHubConfig, parseListen, type HubConfig } from '../../hub/config.js';
 import { startHub, type Hub } from '../../hub/server.js';
 import { linkPair } from '../../shared/link.js';
 import { backoffDelay, DEFAULT_BACKOFF } from '../../shared/backoff.js';
@@ -37,12 +37,9 @@ function localToken(env: NodeJS.ProcessEnv): { token: string; file: string } {
 
 function zeroConfig(token: string): HubConfig {
   return {
-    listen: (() => {
-      const [host, port] = DEFAULT_LISTEN.split(':');
-      return { host: host!, port: Number(port) };
-    })(),
+    listen: parseListen(DEFAULT_LISTEN),
     staleAfterMs: null,
-    lostAfterMs: 86_400_000,
+    lostAfterMs: DEFAULT_LOST_AFTER_MS,
     collectors: [],
     clients: [{ name: 'local', token, role: 'operator' }],
     ssh: [],

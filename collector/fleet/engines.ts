@@ -23,8 +23,11 @@ export interface EnginesOptions {
   rescanMs?: number;
   /** Rows of a cycle as published (e.g. with repo labels filled in); default: the engine's rows. */
   enrich?: (res: CycleResult) => Promise<AgentRow[]>;
-  /** Start listening for wake-ups for a server; returns how to stop, or null when not possible. */
-  listenWake?: (socketPath: string, wake: () => void) => Promise<{ close(): void } | null>;
+  /**
+   * Start listening for wake-ups for a server; returns how to stop, or null when not possible.
+   * The engine is handed over so hook events sent to this server are stamped through its client.
+   */
+  listenWake?: (socketPath: string, wake: () => void, engine: Engine) => Promise<{ close(): void } | null>;
   log?: (line: string) => void;
 }
 
@@ -130,7 +133,7 @@ export class ServerEngines {
         this.opts.sink.update(info.socketPath, info.incarnation, rows.map((r) => protocolRowObject(r)));
         if (t.published === null) {
           t.published = info.socketPath;
-          if (this.opts.listenWake) t.wake = await this.opts.listenWake(info.socketPath, () => this.wake(t.key));
+          if (this.opts.listenWake) t.wake = await this.opts.listenWake(info.socketPath, () => this.wake(t.key), t.engine);
         }
         t.lastError = '';
       } while (t.again && !t.dropped);

@@ -6,7 +6,8 @@
 // measured in the same run, as the floor of what one loopback hop costs on this machine.
 //
 // The hub runs in this process with its default stream coalescing (50 ms), so the numbers are what
-// a user of `tma hub` sees; the collector is a real `tma collector` process polling only once a
+// a user of `tma hub` sees; the moment the row lands in the hub's store is timed too, which is the
+// part the hook path itself controls; the collector is a real `tma collector` process polling only once a
 // minute, so every change it publishes comes from the hook.
 //
 // Build, then run the compiled script (not part of any test run):
@@ -34,7 +35,8 @@ function repoRoot(): string {
 }
 
 const REPO = repoRoot();
-const N = Number(process.argv[2] ?? 200);
+// Even, so each measure starts from the state the previous one left behind (idle after a Stop).
+const N = Math.ceil(Number(process.argv[2] ?? 200) / 2) * 2;
 const HOST = 'bench-host';
 const COLLECTOR_TOKEN = 'bench-collector-token';
 const VIEWER_TOKEN = 'bench-viewer-token';
@@ -176,6 +178,7 @@ async function main(): Promise<void> {
     const measure = async (label: string, fire: (kind: string) => Promise<void>) => {
       const toWs: number[] = [];
       const toSse: number[] = [];
+      const toStore: number[] = [];
       const firing: number[] = [];
       const afterExit: number[] = [];
       for (let i = 0; i < N; i++) {
@@ -183,20 +186,33 @@ async function main(): Promise<void> {
         const [kind, to] = i % 2 === 0 ? ['UserPromptSubmit', 'working'] : ['Stop', 'done'];
         const seenWs = viaWs.length;
         const seenSse = viaSse.length;
+        const state = to === 'working' ? 'working' : 'idle';
+        let stored: number | null = null;
+        const inStore = () => {
+          if (stored === null && hub.store.document().agents.some((r) => r.pane === pane && r.state === state)) stored = performance.now();
+          return stored !== null;
+        };
         const t0 = performance.now();
+        let fired = false;
+        // The store is watched while the hook runs too: with the fast path the row can land before
+        // the hook process has exited.
+        const watching = until(() => fired || inStore(), 5000, 'never').catch(() => undefined);
         await fire(kind!);
+        fired = true;
         firing.push(performance.now() - t0);
+        await watching;
         const arrived = (xs: Arrival[], from: number) => xs.slice(from).find((a) => a.to === to);
-        await until(() => arrived(viaWs, seenWs) !== undefined && arrived(viaSse, seenSse) !== undefined, 5000, `${label} edge ${i} (${kind} → ${to})`).catch(
+        await until(() => inStore() && arrived(viaWs, seenWs) !== undefined && arrived(viaSse, seenSse) !== undefined, 5000, `${label} edge ${i} (${kind} → ${to})`).catch(
           (e: Error) => {
             throw new Error(`${e.message}\n${collectorLog}`);
           },
         );
+        toStore.push(stored! - t0);
         toWs.push(arrived(viaWs, seenWs)!.at - t0);
         toSse.push(arrived(viaSse, seenSse)!.at - t0);
         afterExit.push(arrived(viaWs, seenWs)!.at - t0 - firing[i]!);
       }
-      return { toWs, toSse, firing, afterExit };
+      return { toWs, toSse, toStore, firing, afterExit };
     };
     const viaEvent = await measure('tma event', (kind) =>
       run(process.execPath, [join(REPO, 'bin/tma.js'), 'event', '--agent', 'claude', '--kind', kind, '--socket-name', name], { TMUX_PANE: pane }),
@@ -212,21 +228,22 @@ async function main(): Promise<void> {
     );
     const fellBack = existsSync(fallbacks) ? readFileSync(fallbacks, 'utf8').split('\n').filter(Boolean).length : 0;
     const echo = await echoRoundTrips(N);
-    process.stdout.write(
-      [
-        `tma-hook (fast path) → edge at a hub subscriber (WebSocket): ${fmt(viaHook.toWs)}`,
-        `tma-hook (fast path) → edge at a hub subscriber (SSE):       ${fmt(viaHook.toSse)}`,
-        `  of which the hook process itself:                          ${fmt(viaHook.firing)}`,
-        `  edge (WebSocket) after the hook process exit:              ${fmt(viaHook.afterExit)}`,
-        `  hooks that fell back to tma event:                         ${fellBack} of ${N}`,
-        `tma event → edge at a hub subscriber (WebSocket):            ${fmt(viaEvent.toWs)}`,
-        `tma event → edge at a hub subscriber (SSE):                  ${fmt(viaEvent.toSse)}`,
-        `  of which the event process itself:                         ${fmt(viaEvent.firing)}`,
-        `  edge (WebSocket) after the event process exit:             ${fmt(viaEvent.afterExit)}`,
-        `bare WebSocket echo round trip:                              ${fmt(echo)}`,
-        '',
-      ].join('\n'),
-    );
+    const lines: [string, string][] = [
+      ['tma-hook (fast path) → edge at a hub subscriber (WebSocket)', fmt(viaHook.toWs)],
+      ['tma-hook (fast path) → edge at a hub subscriber (SSE)', fmt(viaHook.toSse)],
+      ["tma-hook (fast path) → row in the hub's store (before coalescing)", fmt(viaHook.toStore)],
+      ['  of which the hook process itself', fmt(viaHook.firing)],
+      ['  edge (WebSocket) after the hook process exit', fmt(viaHook.afterExit)],
+      ['  hooks that fell back to tma event', `${fellBack} of ${N}`],
+      ['tma event → edge at a hub subscriber (WebSocket)', fmt(viaEvent.toWs)],
+      ['tma event → edge at a hub subscriber (SSE)', fmt(viaEvent.toSse)],
+      ["tma event → row in the hub's store (before coalescing)", fmt(viaEvent.toStore)],
+      ['  of which the event process itself', fmt(viaEvent.firing)],
+      ['  edge (WebSocket) after the event process exit', fmt(viaEvent.afterExit)],
+      ['bare WebSocket echo round trip', fmt(echo)],
+    ];
+    const width = Math.max(...lines.map(([label]) => label.length)) + 2;
+    process.stdout.write(lines.map(([label, value]) => `${`${label}:`.padEnd(width)}${value}\n`).join(''));
   } finally {
     ws?.terminate();
     stopSse();

@@ -292,7 +292,8 @@ describe('the hook client and wrapper against a bare listener', () => {
     const { env, events } = await listenFor(socket, true);
     const log = join(dir, 'ran');
     const wenv = { ...env, TMA_BIN: recorder(log) };
-    const stdinPayload = '{"session_id":"s1"}\n\n';
+    // Quotes, backslashes, control characters and non-ASCII text must survive the client's escaping.
+    const stdinPayload = '{"session_id":"s1","t":"é☃ \\\\ \\"q\\" \u0001\t"}\r\n\n';
     expect(await run(HOOK, ['claude', 'UserPromptSubmit'], wenv, stdinPayload)).toMatchObject({ code: 0, stdout: '', stderr: '' });
     expect(await run(HOOK, ['codex', 'notify', '{"type":"agent-turn-complete"}\n'], wenv)).toMatchObject({ code: 0, stdout: '', stderr: '' });
     expect(events).toEqual([

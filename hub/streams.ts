@@ -33,6 +33,9 @@ export class StreamHub {
   private readonly subs = new Map<number, Subscriber>();
   private nextId = 1;
   private flushTimer: NodeJS.Timeout | null = null;
+  /** Running while a flush's coalescing spell lasts; changes meanwhile only mark `pending`. */
+  private cooling: NodeJS.Timeout | null = null;
+  private pending = false;
   private readonly keepaliveTimer: NodeJS.Timeout;
   private readonly unlisten: () => void;
   private readonly clock: () => number;
@@ -85,11 +88,29 @@ export class StreamHub {
     this.o.metrics.subscriberCount(sub.sink.kind, -1);
   }
 
+  /**
+   * The first change after a quiet spell goes out on the next turn of the event loop (a hook's
+   * edge should not wait); changes arriving within `coalesceMs` after a flush are gathered into
+   * one flush at the end of that spell, so a burst still costs one rebuild per subscriber.
+   */
   private schedule(): void {
-    if (this.flushTimer || this.subs.size === 0) return;
+    if (this.subs.size === 0) return;
+    if (this.flushTimer || this.cooling) {
+      this.pending = true;
+      return;
+    }
     this.flushTimer = setTimeout(() => {
       this.flushTimer = null;
-      this.flush();
+      this.flushAndCool();
+    }, 0);
+  }
+
+  private flushAndCool(): void {
+    this.pending = false;
+    this.flush();
+    this.cooling = setTimeout(() => {
+      this.cooling = null;
+      if (this.pending) this.flushAndCool();
     }, this.o.coalesceMs);
   }
 
@@ -124,6 +145,7 @@ export class StreamHub {
     this.unlisten();
     clearInterval(this.keepaliveTimer);
     if (this.flushTimer) clearTimeout(this.flushTimer);
+    if (this.cooling) clearTimeout(this.cooling);
     for (const sub of [...this.subs.values()]) {
       this.remove(sub);
       sub.sink.end();

@@ -30,6 +30,18 @@ afterEach(async () => {
 
 type Frame = Record<string, unknown> & { type: string };
 
+/** A collector with no socket flags, finding servers under `dir`, publishing to a fake hub. */
+async function startCollector(): Promise<() => Frame[]> {
+  const tokenFile = join(dir, 'token');
+  writeFileSync(tokenFile, 'tok');
+  const h = (hub = await FakeHub.start({ token: 'tok' }));
+  child = spawn(process.execPath, [join(REPO, 'bin/tma.js'), 'collector', '--hub', `ws://127.0.0.1:${h.port}`, '--token-file', tokenFile], {
+    env: { ...process.env, TMUX: '', TMUX_TMPDIR: dir, XDG_RUNTIME_DIR: join(dir, 'run'), XDG_CONFIG_HOME: join(dir, 'cfg') },
+    stdio: ['ignore', 'ignore', 'ignore'],
+  });
+  return () => (h.conns[0]?.frames ?? []).map((f) => f.frame as Frame);
+}
+
 it('follows every server in the socket directory: skips stale sockets, picks up new ones, reports gone ones', async () => {
   dir = mkdtempSync(join(tmpdir(), 'tma-discovery-'));
   const sockDir = join(dir, `tmux-${process.getuid?.() ?? 0}`);
@@ -44,15 +56,7 @@ it('follows every server in the socket directory: skips stale sockets, picks up 
   expect(existsSync(stale)).toBe(true);
   startServer(a);
 
-  const tokenFile = join(dir, 'token');
-  writeFileSync(tokenFile, 'tok');
-  hub = await FakeHub.start({ token: 'tok' });
-  child = spawn(process.execPath, [join(REPO, 'bin/tma.js'), 'collector', '--hub', `ws://127.0.0.1:${hub.port}`, '--token-file', tokenFile], {
-    env: { ...process.env, TMUX: '', TMUX_TMPDIR: dir, XDG_RUNTIME_DIR: join(dir, 'run'), XDG_CONFIG_HOME: join(dir, 'cfg') },
-    stdio: ['ignore', 'ignore', 'ignore'],
-  });
-  const h = hub;
-  const frames = (): Frame[] => (h.conns[0]?.frames ?? []).map((f) => f.frame as Frame);
+  const frames = await startCollector();
 
   await waitFor(() => frames().some((f) => f.type === 'snapshot'), 'snapshot', 10_000);
   const snap = frames().find((f) => f.type === 'snapshot')!;
@@ -79,15 +83,7 @@ it('a server restarted behind the same socket is a new incarnation, its old rows
   mkdirSync(sockDir, { mode: 0o700 });
   const a = join(sockDir, 'alpha');
   startServer(a);
-  const tokenFile = join(dir, 'token');
-  writeFileSync(tokenFile, 'tok');
-  hub = await FakeHub.start({ token: 'tok' });
-  child = spawn(process.execPath, [join(REPO, 'bin/tma.js'), 'collector', '--hub', `ws://127.0.0.1:${hub.port}`, '--token-file', tokenFile], {
-    env: { ...process.env, TMUX: '', TMUX_TMPDIR: dir, XDG_RUNTIME_DIR: join(dir, 'run'), XDG_CONFIG_HOME: join(dir, 'cfg') },
-    stdio: ['ignore', 'ignore', 'ignore'],
-  });
-  const h = hub;
-  const frames = (): Frame[] => (h.conns[0]?.frames ?? []).map((f) => f.frame as Frame);
+  const frames = await startCollector();
   await waitFor(() => frames().some((f) => f.type === 'snapshot'), 'snapshot', 10_000);
   const first = (frames().find((f) => f.type === 'snapshot')!.servers as { incarnation: string }[])[0]!.incarnation;
 

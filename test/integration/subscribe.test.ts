@@ -116,9 +116,13 @@ describe('tma subscribe', () => {
 
     const pane = t.newPane();
     await t.standIn(pane, 'claude', 'claude-working.txt');
-    await waitFor(() => changes.lines.length >= 2, 'a changed snapshot', 10_000);
-    const doc = JSON.parse(changes.lines[1]!) as { schema: number; agents: { pane: string; state: string }[] };
+    // A cycle can read the title just before the stand-in sets it and the screen just after, and
+    // publish a passing verdict first; the next cycle settles it. So wait for the working line.
+    await waitFor(() => changes.lines.some((l) => l.includes('"state":"working"')), 'a snapshot with the working agent', 10_000);
+    const doc = JSON.parse(changes.lines.find((l) => l.includes('"state":"working"'))!) as { schema: number; agents: { pane: string; state: string }[] };
     expect(doc.agents.map((r) => [r.pane, r.state])).toEqual([[pane, 'working']]);
+    // --changes-only never repeats a line.
+    for (let i = 1; i < changes.lines.length; i++) expect(changes.lines[i]).not.toBe(changes.lines[i - 1]);
     // Each snapshot line is the ls --json document: schema first, rows with the exact row keys.
     expect(Object.keys(doc)).toEqual(['schema', 'agents']);
     expect(Object.keys(doc.agents[0]!)).toEqual([...ROW_KEYS]);

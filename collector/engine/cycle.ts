@@ -199,15 +199,15 @@ export class Engine {
 
     if (candidates.length) {
       const guarded = await this.setpfSupported(candidates[0]!.outcome.rec.paneId);
-      const tails = await this.captureAll(candidates.map((c) => c.outcome.rec.paneId));
+      const shots = await this.captureAll(candidates.map((c) => c.outcome.rec.paneId));
       candidates.forEach((c, i) => {
-        const tail = tails[i];
-        if (tail === null || tail === undefined) {
+        const shot = shots[i];
+        if (shot === null || shot === undefined) {
           c.outcome.stamp = null;
           c.outcome.path = 'dead';
           return;
         }
-        writes.push({ outcome: c.outcome, cmds: this.decide(c, tail, now, guarded) });
+        writes.push({ outcome: c.outcome, cmds: this.decide(c, shot, now, guarded) });
       });
     }
 
@@ -230,10 +230,11 @@ export class Engine {
   }
 
   /** Fold one captured pane and return its writes; the outcome learns what the store will hold. */
-  private decide(c: Candidate, tail: string, now: number, guarded: boolean): TmuxCommand[] {
+  private decide(c: Candidate, shot: { tail: string; title: string }, now: number, guarded: boolean): TmuxCommand[] {
     const { rec } = c.outcome;
     const id = c.identity;
-    const snap = { title: rec.title, tail, scrollPosition: rec.scrollPosition, visibleHeight: rec.height || null, capturedAt: now };
+    const tail = shot.tail;
+    const snap = { title: shot.title, tail, scrollPosition: rec.scrollPosition, visibleHeight: rec.height || null, capturedAt: now };
     const ev = evaluate(id.manifest, snap);
     const facts = { pid: id.pid, foregroundIsAgent: id.foregroundIsAgent, scrolled: (rec.scrollPosition ?? 0) > 0, historyView: ev.historyView };
     const verdict = fold(c.prev, facts, ev.evidence, id.manifest, this.opts.fold, now);
@@ -253,18 +254,28 @@ export class Engine {
     return renderPlan(rec.paneId, plan, { guarded, prev });
   }
 
-  /** Every capture in one chain; if a pane died in between, capture one by one. null = dead. */
-  private async captureAll(panes: string[]): Promise<(string | null)[]> {
-    const cmd = (p: string) => ['capture-pane', '-p', '-e', '-t', p, '-S', '-50'];
+  /**
+   * Every capture in one chain; if a pane died in between, capture one by one. null = dead.
+   * The title is read again next to its screen: the listing's title is a moment older, and an
+   * agent that changed both in between (a spinner title and its screen) would otherwise be judged
+   * on a new screen under an old title.
+   */
+  private async captureAll(panes: string[]): Promise<({ tail: string; title: string } | null)[]> {
+    const cmds = (p: string) => [
+      ['capture-pane', '-p', '-e', '-t', p, '-S', '-50'],
+      ['display-message', '-p', '-t', p, '#{pane_title}'],
+    ];
+    const pair = (out: string[], i: number) => ({ tail: out[2 * i] ?? '', title: (out[2 * i + 1] ?? '').replace(/\n$/, '') });
     try {
-      return await this.opts.runner.runChain(panes.map(cmd));
+      const out = await this.opts.runner.runChain(panes.flatMap(cmds));
+      return panes.map((_, i) => pair(out, i));
     } catch (e) {
       rethrowUnlessFailed(e);
     }
-    const out: (string | null)[] = [];
+    const out: ({ tail: string; title: string } | null)[] = [];
     for (const p of panes) {
       try {
-        out.push(await this.opts.runner.run(cmd(p)));
+        out.push(pair(await this.opts.runner.runChain(cmds(p)), 0));
       } catch (e) {
         rethrowUnlessFailed(e);
         out.push(null);

@@ -8,7 +8,7 @@ import { readPaneFacts } from '../../collector/act/facts.js';
 import { humanNote, resultObject, resultsEnvelope, worstExit, type ActResult } from '../../collector/act/outcome.js';
 import { dryRunMany, dryRunOne, fireability, listObject, listText, type ListEntry, type PreviewContext } from '../../collector/act/preview.js';
 import { supervise } from '../../collector/act/supervise.js';
-import { pickTargets, planTargets } from '../../collector/act/targets.js';
+import { planTargets } from '../../collector/act/targets.js';
 import { loadActions } from '../../collector/manifest-files.js';
 import { openRunner } from '../../collector/tmux/runner.js';
 import { targetFlags, tmuxBin } from '../../collector/tmux/target.js';
@@ -17,7 +17,7 @@ import { toJsonLine } from '../../shared/row.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
 import { ExitError, guard, openLocal, targetOf } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
-import { selectedRows } from './ls.js';
+import { panesFor } from '../targets.js';
 
 const FIRE_FLAGS = ['all', 'dry-run', 'arg', 'force', 'yes', 'slot', 'expect-episode-ms', 'expect-permission-request'] as const;
 
@@ -85,17 +85,12 @@ export async function main(p: Parsed): Promise<number> {
 
     const local = await openLocal(p);
     try {
-      let panes: string[];
-      if (plan.kind === 'pane') panes = [plan.pane];
-      else {
-        const res = await local.engine.cycle();
-        const picked = pickTargets(await selectedRows(res, sel), all);
-        if (picked.kind === 'fail') {
-          if (picked.code === 2) throw new UsageError(picked.message);
-          throw new ExitError(picked.message, picked.code);
-        }
-        panes = picked.panes;
+      const picked = await panesFor(local, plan, sel, all);
+      if (picked.kind === 'fail') {
+        if (picked.code === 2) throw new UsageError(picked.message);
+        throw new ExitError(picked.message, picked.code);
       }
+      const panes = picked.panes;
       const runner = local.engine.runner;
       const ctx: PreviewContext = { engine: local.engine, apiBase: local.config.apiBase, now: Date.now(), pidAlive: processAlive };
 

@@ -2,14 +2,14 @@
 // Detection and every surface except the row's `muted` key are unaffected.
 
 import { DurationError, MUTE_SENTINEL, muteUntil, parseMuteDuration, type MuteDuration } from '../../collector/act/mute-duration.js';
-import { pickTargets, planTargets } from '../../collector/act/targets.js';
+import { planTargets } from '../../collector/act/targets.js';
 import { chain } from '../../collector/core/stamp-render.js';
 import { KEY } from '../../collector/core/store-codec.js';
 import { isEmptySelector } from '../../shared/selectors.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
 import { ExitError, guard, openLocal } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
-import { selectedRows } from './ls.js';
+import { panesFor } from '../targets.js';
 
 export async function main(p: Parsed): Promise<number> {
   if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
@@ -32,14 +32,9 @@ export async function main(p: Parsed): Promise<number> {
   return guard(async () => {
     const local = await openLocal(p);
     try {
-      let panes: string[];
-      if (plan.kind === 'pane') panes = [plan.pane];
-      else {
-        const res = await local.engine.cycle();
-        const picked = pickTargets(await selectedRows(res, sel), true);
-        if (picked.kind === 'fail') throw new ExitError(picked.message, 3);
-        panes = picked.panes;
-      }
+      const picked = await panesFor(local, plan, sel, true);
+      if (picked.kind === 'fail') throw new ExitError(picked.message, 3);
+      const panes = picked.panes;
       // One clock read for every target, so a batch mutes until one instant.
       const value = window === null ? MUTE_SENTINEL : muteUntil(Date.now(), window.ms);
       const cmds = panes.map((t) =>

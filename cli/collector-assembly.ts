@@ -35,6 +35,8 @@ export interface AssembleOptions {
   log: (line: string) => void;
   /** Runs a hub's act request on this host; default: the broker under the `[remote]` policy. */
   onAct?: (req: ActRequest, engines: ServerEngines) => Promise<ActResult>;
+  /** Whether prompt text travels when `[remote] share_prompt` is unset (a hub's own collector: yes). */
+  sharePromptDefault?: boolean;
 }
 
 /**
@@ -86,6 +88,7 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
     onAct: (req: ActRequest) => (o.onAct ? o.onAct(req, engines) : remoteAct(req)),
     heartbeatMs: heartbeatOverride(env),
     log,
+    sharePrompt: config.remote.sharePrompt ?? o.sharePromptDefault ?? false,
   });
   engines = new ServerEngines({
     discover: () =>

@@ -17,6 +17,7 @@ export const VERBS: Record<string, OptSpec> = {
     json: { kind: 'bool' }, pane: { kind: 'value' }, ...sel, all: { kind: 'bool' }, 'dry-run': { kind: 'bool' },
     arg: { kind: 'multi' }, force: { kind: 'bool' }, yes: { kind: 'bool' }, list: { kind: 'bool' }, slot: { kind: 'value' },
     'expect-episode-ms': { kind: 'value' }, 'expect-permission-request': { kind: 'value' }, server: { kind: 'value' },
+    'expect-prompt': { kind: 'value' }, again: { kind: 'bool' },
   },
   mute: { pane: { kind: 'value' }, ...sel, for: { kind: 'value' }, clear: { kind: 'bool' } },
   supervise: { pane: { kind: 'value' }, name: { kind: 'value' }, nonce: { kind: 'value' }, 'timeout-ms': { kind: 'value' } },
@@ -45,6 +46,7 @@ commands:
   doctor [--json] [--exit-code]           what is wrong with detection on this server
   act NAME [--pane ID | selectors [--all]] [--dry-run] [--yes] [--force] [--json]
       [--slot KEY] [--expect-episode-ms MS] [--expect-permission-request ID] [--arg V]...
+      [--expect-prompt ID] [--again]
                                           fire an action (approve, deny, …) at agent panes
   act --list [--json] [--pane ID]         the actions, and which would fire on a pane
   mute [--pane ID | selectors] [--for DURATION | --clear]

@@ -35,6 +35,7 @@ export const actBodySchema = z.strictObject({
   expect_episode_ms: z.number().int().nonnegative().nullable().optional(),
   expect_permission_request: z.string().min(1).max(256).nullable().optional(),
   slot: z.string().min(1).max(200).regex(SLOT, 'a slot uses letters, digits and . _ : -').optional(),
+  expect_prompt: z.string().min(1).max(64).regex(/^[A-Za-z0-9._:-]+$/, 'a prompt id uses letters, digits and . _ : -').nullable().optional(),
 });
 export type ActBody = z.infer<typeof actBodySchema>;
 

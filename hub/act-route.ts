@@ -41,6 +41,7 @@ export function registerActRoute(app: Hono, d: ActRouteDeps): void {
       {
         who, host: b.host, server: r.server, pane: b.pane, action: b.action,
         expect_episode_ms: b.expect_episode_ms ?? null, expect_permission_request: b.expect_permission_request ?? null,
+        expect_prompt: b.expect_prompt ?? null,
         slot, outcome: r.outcome, reason: r.reason, exit_code: r.exit_code, cached: r.cached ?? null,
       },
       'remote act',
@@ -108,6 +109,8 @@ export function registerActRoute(app: Hono, d: ActRouteDeps): void {
           pane: b.pane,
           expect_episode_ms: b.expect_episode_ms ?? null,
           expect_permission_request: b.expect_permission_request ?? null,
+          // Only when given: a collector older than the key would refuse the frame otherwise.
+          ...(b.expect_prompt != null ? { expect_prompt: b.expect_prompt } : {}),
           slot,
           principal: who,
           deadline_ms: d.clock() + d.timeoutMs,

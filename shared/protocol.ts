@@ -104,6 +104,8 @@ export const actRequestFrame = z.strictObject({
   pane: paneId,
   expect_episode_ms: z.number().int().nonnegative().nullable(),
   expect_permission_request: z.string().max(256).nullable(),
+  /** The prompt_id of the row the person saw; absent from older hubs. */
+  expect_prompt: z.string().min(1).max(64).nullable().optional(),
   /** Idempotency key: the same slot never fires twice on the host. */
   slot: z.string().min(1).max(200).regex(/^[A-Za-z0-9._:-]+$/),
   /** Who asked, for the host's audit log. */

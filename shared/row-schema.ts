@@ -41,5 +41,7 @@ export const protocolRowSchema = z
     pending_summary: nullableString,
     server: z.string(),
     host: z.string(),
+    // Absent from collectors older than the key; read as null.
+    prompt_id: z.string().max(64).nullable().optional(),
   })
   .refine((row) => !('title' in row), { message: 'a protocol row must not carry a title' });

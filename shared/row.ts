@@ -35,6 +35,11 @@ export interface AgentRow {
   pending_summary: string | null;
   server: string;
   host: string;
+  /**
+   * Opaque fingerprint of the prompt a blocked pane shows; null when not blocked. Optional in the
+   * type only so rows built by older code still type-check; every writer emits it (as null).
+   */
+  prompt_id?: string | null;
 }
 
 export type ProtocolRow = Omit<AgentRow, 'title'>;
@@ -44,7 +49,7 @@ export const ROW_KEYS = [
   'pane', 'agent', 'state', 'detail', 'since', 'since_ms', 'episode_ms', 'locator', 'title',
   'attention', 'done', 'session', 'transcript', 'permission_request', 'stamped_at_ms', 'context',
   'context_at_ms', 'muted', 'tokens', 'quota', 'cost_usd', 'repo', 'branch', 'worktree',
-  'pending_tool', 'pending_call', 'pending_summary', 'server', 'host',
+  'pending_tool', 'pending_call', 'pending_summary', 'server', 'host', 'prompt_id',
 ] as const satisfies readonly (keyof AgentRow)[];
 
 export const PROTOCOL_ROW_KEYS = ROW_KEYS.filter((k) => k !== 'title') as Exclude<

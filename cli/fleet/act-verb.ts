@@ -19,7 +19,7 @@ export const CLIENT_TIMEOUT_MS = 30_000;
 
 const SLOT = /^[A-Za-z0-9._:-]{1,200}$/;
 /** Local-only flags: a hub never forces, never assumes a yes, and passes no exec arguments. */
-const LOCAL_ONLY = ['list', 'dry-run', 'force', 'yes', 'arg'] as const;
+const LOCAL_ONLY = ['list', 'dry-run', 'force', 'yes', 'arg', 'again'] as const;
 
 export interface ActBody {
   host: string;
@@ -29,6 +29,7 @@ export interface ActBody {
   expect_episode_ms: number | null;
   expect_permission_request: string | null;
   slot: string;
+  expect_prompt: string | null;
 }
 
 export const newSlot = () => `cli-${randomBytes(12).toString('hex')}`;
@@ -53,8 +54,8 @@ export function pickRow(rows: readonly FleetRow[], want: { pane: string | null; 
 /** The request for one row; the caller's binders win over what the row showed. */
 export function bodyFor(
   action: string,
-  row: Pick<FleetRow, 'host' | 'server' | 'pane' | 'episode_ms' | 'permission_request'>,
-  given: { expectEpisodeMs: number | null; expectPermissionRequest: string | null; slot: string | null },
+  row: Pick<FleetRow, 'host' | 'server' | 'pane' | 'episode_ms' | 'permission_request' | 'prompt_id'>,
+  given: { expectEpisodeMs: number | null; expectPermissionRequest: string | null; slot: string | null; expectPrompt?: string | null },
 ): ActBody {
   return {
     host: row.host,
@@ -64,6 +65,8 @@ export function bodyFor(
     expect_episode_ms: given.expectEpisodeMs ?? row.episode_ms,
     expect_permission_request: given.expectPermissionRequest ?? row.permission_request ?? null,
     slot: given.slot ?? newSlot(),
+    // The prompt the row showed: a different one on the host is refused, never answered.
+    expect_prompt: given.expectPrompt ?? row.prompt_id ?? null,
   };
 }
 
@@ -121,12 +124,14 @@ export function remoteNote(r: ActResult, slot: string): string | null {
   }
 }
 
-function binders(p: Parsed): { expectEpisodeMs: number | null; expectPermissionRequest: string | null } {
+function binders(p: Parsed): { expectEpisodeMs: number | null; expectPermissionRequest: string | null; expectPrompt: string | null } {
+  const prompt = str(p.opts['expect-prompt']);
+  if (prompt !== undefined && !/^[A-Za-z0-9._:-]{1,64}$/.test(prompt)) throw new UsageError(`--expect-prompt needs a prompt id, got "${prompt}"`);
   const ep = str(p.opts['expect-episode-ms']);
   if (ep !== undefined && !/^\d+$/.test(ep)) throw new UsageError(`--expect-episode-ms needs an epoch in ms, got "${ep}"`);
   const req = str(p.opts['expect-permission-request']);
   if (req === '') throw new UsageError('--expect-permission-request needs a request id');
-  return { expectEpisodeMs: ep === undefined ? null : Number(ep), expectPermissionRequest: req ?? null };
+  return { expectEpisodeMs: ep === undefined ? null : Number(ep), expectPermissionRequest: req ?? null, expectPrompt: prompt ?? null };
 }
 
 interface Plan {
@@ -134,7 +139,7 @@ interface Plan {
   all: boolean;
   pane: string | null;
   server: string | null;
-  given: { expectEpisodeMs: number | null; expectPermissionRequest: string | null; slot: string | null };
+  given: { expectEpisodeMs: number | null; expectPermissionRequest: string | null; slot: string | null; expectPrompt: string | null };
 }
 
 /** Every usage rule, checked before the hub is asked anything. */
@@ -160,7 +165,7 @@ export function planFleetAct(p: Parsed): Plan {
   const b = binders(p);
   const slot = str(o.slot) ?? null;
   if (slot !== null && !SLOT.test(slot)) throw new UsageError('--slot uses 1–200 letters, digits and . _ : -');
-  if (all && (slot !== null || b.expectEpisodeMs !== null || b.expectPermissionRequest !== null)) {
+  if (all && (slot !== null || b.expectEpisodeMs !== null || b.expectPermissionRequest !== null || b.expectPrompt !== null)) {
     throw new UsageError('--slot and --expect-* name a single pane; they cannot be combined with --all');
   }
   return { action, all, pane, server, given: { ...b, slot } };

@@ -6,7 +6,7 @@ import type { ActionManifest } from '../../collector/core/action-manifest.js';
 import { fireAction, processAlive } from '../../collector/act/broker.js';
 import { readPaneFacts } from '../../collector/act/facts.js';
 import { humanNote, resultObject, resultsEnvelope, worstExit, type ActResult } from '../../collector/act/outcome.js';
-import { dryRunMany, dryRunOne, fireability, listObject, listText, type ListEntry, type PreviewContext } from '../../collector/act/preview.js';
+import { dryRunDocument, dryRunMany, dryRunOne, fireability, listObject, listText, type ListEntry, type PreviewContext } from '../../collector/act/preview.js';
 import { supervise } from '../../collector/act/supervise.js';
 import { planTargets } from '../../collector/act/targets.js';
 import { loadActions } from '../../collector/manifest-files.js';
@@ -19,14 +19,16 @@ import { ExitError, guard, openLocal, targetOf } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
 import { panesFor } from '../targets.js';
 
-const FIRE_FLAGS = ['all', 'dry-run', 'arg', 'force', 'yes', 'slot', 'expect-episode-ms', 'expect-permission-request'] as const;
+const FIRE_FLAGS = ['all', 'dry-run', 'arg', 'force', 'yes', 'slot', 'expect-episode-ms', 'expect-permission-request', 'expect-prompt', 'again'] as const;
 
-function binderValues(p: Parsed): { expectEpisodeMs: number | null; expectPermissionRequest: string | null } {
+function binderValues(p: Parsed): { expectEpisodeMs: number | null; expectPermissionRequest: string | null; expectPrompt: string | null } {
+  const prompt = str(p.opts['expect-prompt']);
+  if (prompt !== undefined && !/^[A-Za-z0-9._:-]{1,64}$/.test(prompt)) throw new UsageError(`--expect-prompt needs a prompt id, got "${prompt}"`);
   const ep = str(p.opts['expect-episode-ms']);
   if (ep !== undefined && !/^\d+$/.test(ep)) throw new UsageError(`--expect-episode-ms needs an epoch in ms, got "${ep}"`);
   const req = str(p.opts['expect-permission-request']);
   if (req === '') throw new UsageError('--expect-permission-request needs a request id');
-  return { expectEpisodeMs: ep === undefined ? null : Number(ep), expectPermissionRequest: req ?? null };
+  return { expectEpisodeMs: ep === undefined ? null : Number(ep), expectPermissionRequest: req ?? null, expectPrompt: prompt ?? null };
 }
 
 function loadActionSet(): ActionManifest[] {
@@ -68,7 +70,7 @@ export async function main(p: Parsed): Promise<number> {
   const slot = str(o.slot) ?? null;
   if (slot === '') throw new UsageError('--slot needs a key');
   // A receipt and a binder each name one dispatch to one pane; a fan-out has many.
-  if (all && (slot !== null || binders.expectEpisodeMs !== null || binders.expectPermissionRequest !== null)) {
+  if (all && (slot !== null || binders.expectEpisodeMs !== null || binders.expectPermissionRequest !== null || binders.expectPrompt !== null)) {
     throw new UsageError('--slot and --expect-* name a single pane; they cannot be combined with --all');
   }
   const args = (o.arg as string[] | undefined) ?? [];
@@ -95,6 +97,10 @@ export async function main(p: Parsed): Promise<number> {
       const ctx: PreviewContext = { engine: local.engine, apiBase: local.config.apiBase, now: Date.now(), pidAlive: processAlive };
 
       if (flag(o['dry-run'])) {
+        if (flag(o.json)) {
+          process.stdout.write(`${toJsonLine(await dryRunDocument(runner, action, panes, ctx, args, all))}\n`);
+          return 0;
+        }
         process.stdout.write(all ? await dryRunMany(runner, action, panes, ctx) : await dryRunOne(runner, action, panes[0]!, ctx, args));
         return 0;
       }
@@ -112,6 +118,7 @@ export async function main(p: Parsed): Promise<number> {
           binders,
           slot,
           force: flag(o.force),
+          again: flag(o.again),
           yes,
           args,
           apiBase: local.config.apiBase,

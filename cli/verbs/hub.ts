@@ -123,7 +123,7 @@ export async function main(p: Parsed): Promise<number> {
       const collectorArgs: Parsed = { ...p, globals: { ...p.globals, config: undefined } };
       const host = hostName().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 253) || 'localhost';
       const log = (line: string) => hub.logger.info({ host }, `local collector: ${line}`);
-      const { publisher, engines } = await assembleCollector(collectorArgs, { host, intervalMs: 1000, env, log });
+      const { publisher, engines } = await assembleCollector(collectorArgs, { host, intervalMs: 1000, env, log, sharePromptDefault: true });
       const local = attachLocalCollector(hub, publisher, host);
       await engines.start();
       stopLocal = () => {

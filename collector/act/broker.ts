@@ -14,9 +14,12 @@ import { runCommand } from './exec.js';
 import { baseEnv, execEnv } from './exec-env.js';
 import { readPaneFacts, type PaneFacts } from './facts.js';
 import { apiPrecondition, apiTransportFor, binderRefusal, endpointFor, gate } from './gate.js';
-import { formatLockValue, holdsLock, lockExpiry, lockHeld, nonceFromBytes } from './lock-value.js';
+import { formatLockValue, holdsLock, LOCK_SLACK_MS, lockExpiry, lockHeld, nonceFromBytes } from './lock-value.js';
 import { actResult, type ActReason, type ActResult, type GateReason } from './outcome.js';
-import { claimSlot, receiptsDir, recordResult } from './receipts.js';
+import { claimSlot, isInFlightRecord, readReplay, receiptPath, receiptsDir, recordResult } from './receipts.js';
+import { exclusive } from './pane-mutex.js';
+import { formatAnswered, parseAnswered } from '../core/prompt-id.js';
+import { ANSWERED_KEY } from '../engine/prompt-writes.js';
 import { spawnSupervisor } from './supervise.js';
 
 export const ACT_FRESHNESS_MS = 3000;
@@ -24,6 +27,8 @@ export const ACT_FRESHNESS_MS = 3000;
 export interface Binders {
   expectEpisodeMs?: number | null;
   expectPermissionRequest?: string | null;
+  /** The prompt_id the caller saw: another prompt is refused `prompt-changed`. */
+  expectPrompt?: string | null;
 }
 
 export interface FireOptions {
@@ -35,6 +40,11 @@ export interface FireOptions {
   /** Idempotency key; the result then carries `cached`. */
   slot?: string | null;
   force?: boolean;
+  /**
+   * `--again` (local only): answer a prompt this pane already answered, for a person who knows
+   * the key was lost. Nothing else skips the answered-once check.
+   */
+  again?: boolean;
   /** Confirmation already given for a `confirm = true` action. */
   yes?: boolean;
   /** `--arg` values (exec only). */
@@ -78,7 +88,7 @@ export function refusalFor(o: FireOptions, f: PaneFacts): GateReason | null {
   const action = o.action;
   const g = gate(action, f, { hasContextTelemetry: hasContextTelemetry(o.engine, f.agent), force: o.force ?? false });
   if (g === 'wrong-agent') return g;
-  const b = binderRefusal(o.binders ?? {}, { episodeMs: f.episodeMs, permissionRequest: f.permissionRequest });
+  const b = binderRefusal(o.binders ?? {}, { episodeMs: f.episodeMs, permissionRequest: f.permissionRequest, promptId: f.promptId ?? null });
   if (b !== null) return b;
   if (g !== null) return g;
   return apiPrecondition(action, f.agent, f.permissionRequest, endpointFor(f.apiEndpoint, f.agent, o.apiBase ?? {}));
@@ -98,11 +108,37 @@ export async function fireAction(o: FireOptions): Promise<ActResult> {
   } catch (e) {
     return { ...failure(o, e, note), cached: false };
   }
-  const claim = claimSlot(receiptsDir(o.env ?? process.env), o.slot, socket, o.action.name, o.pane);
-  if (claim.kind === 'replay') return claim.result;
-  const result = await fireOnce(o).catch((e) => failure(o, e, note));
-  recordResult(claim.path, result);
-  return { ...result, cached: false };
+  const dir = receiptsDir(o.env ?? process.env);
+  // A fire with this slot still running in this process: its result is the answer, not a guess.
+  const running = inFlight.get(receiptPath(dir, o.slot, socket));
+  if (running !== undefined) return { ...(await running), cached: true };
+  const claim = claimSlot(dir, o.slot, socket, o.action.name, o.pane);
+  if (claim.kind === 'replay') {
+    if (claim.result.reason !== 'fired-unknown') return claim.result;
+    // Another process holds the slot: wait for its final record as long as its fire may last.
+    return awaitReplay(claim.path, o.action.name, o.pane, lockBound(o.action) + LOCK_SLACK_MS, o.now ?? Date.now);
+  }
+  const firing = fireOnce(o).catch((e) => failure(o, e, note));
+  inFlight.set(claim.path, firing);
+  try {
+    const result = await firing;
+    recordResult(claim.path, result);
+    return { ...result, cached: false };
+  } finally {
+    inFlight.delete(claim.path);
+  }
+}
+
+/** Fires with a slot under way in this process, by receipt path. */
+const inFlight = new Map<string, Promise<ActResult>>();
+
+async function awaitReplay(path: string, action: string, pane: string, boundMs: number, now: () => number): Promise<ActResult> {
+  const until = now() + boundMs;
+  for (;;) {
+    const r = readReplay(path, action, pane);
+    if (r.reason !== 'fired-unknown' || !isInFlightRecord(path) || now() >= until) return r;
+    await new Promise((res) => setTimeout(res, 50));
+  }
 }
 
 function failure(o: FireOptions, e: unknown, note: (m: string) => void): ActResult {
@@ -112,7 +148,28 @@ function failure(o: FireOptions, e: unknown, note: (m: string) => void): ActResu
   return actResult(o.action.name, o.pane, 'error');
 }
 
-async function fireOnce(o: FireOptions): Promise<ActResult> {
+function fireOnce(o: FireOptions): Promise<ActResult> {
+  return exclusive(o.engine, o.pane, () => fireLocked(o));
+}
+
+/**
+ * Whether this keys action would answer a prompt this pane already answered. A stamp no newer
+ * than the answer cannot tell (the agent may not have repainted yet, or nobody looked since): the
+ * pane is captured and judged again first. Returns the facts it ended up judging.
+ */
+async function answeredAlready(o: FireOptions, g: PaneFacts): Promise<{ answered: boolean; facts: PaneFacts | null }> {
+  const a = parseAnswered(g.answered ?? undefined);
+  if (a === null || o.again) return { answered: false, facts: g };
+  let f: PaneFacts | null = g;
+  if (g.stampedAt <= a.at || (g.state === 'blocked' && (g.promptId ?? null) === null)) {
+    await o.engine.cycle({ recapture: o.pane });
+    f = await readPaneFacts(o.runner, o.pane);
+    if (f === null) return { answered: false, facts: null };
+  }
+  return { answered: f.state === 'blocked' && (f.promptId ?? null) === a.promptId, facts: f };
+}
+
+async function fireLocked(o: FireOptions): Promise<ActResult> {
   const { action, pane, runner } = o;
   const now = o.now ?? Date.now;
   const done = (outcome: ActResult['outcome'], reason: ActReason | null = null, code = 0): ActResult =>
@@ -128,8 +185,11 @@ async function fireOnce(o: FireOptions): Promise<ActResult> {
   // never stamped at all is detected for any kind: otherwise no agent could be named there.
   const t = now();
   const stale = f.stampedAt === 0 || f.stampedAt > t || t - f.stampedAt >= (o.freshnessMs ?? ACT_FRESHNESS_MS);
-  if (f.stamp === null || (action.kind === 'keys' && !o.force && stale)) {
-    await o.engine.cycle();
+  // A blocked keys target whose prompt is not identified yet (a hook stamped it) is looked at:
+  // the answer must be bound to a prompt someone could have seen.
+  const unidentified = action.kind === 'keys' && f.state === 'blocked' && (f.promptId ?? null) === null;
+  if (f.stamp === null || (action.kind === 'keys' && ((!o.force && stale) || unidentified))) {
+    await o.engine.cycle(unidentified ? { recapture: pane } : {});
     f = await readPaneFacts(runner, pane);
     if (f === null) return done('vanished', 'pane-gone');
   }
@@ -146,8 +206,14 @@ async function fireOnce(o: FireOptions): Promise<ActResult> {
 
   let handedOver = false;
   try {
-    const g = await readPaneFacts(runner, pane);
+    let g = await readPaneFacts(runner, pane);
     if (g === null) return done('vanished', 'pane-gone');
+    if (action.kind === 'keys') {
+      const seen = await answeredAlready(o, g);
+      if (seen.facts === null) return done('vanished', 'pane-gone');
+      g = seen.facts;
+      if (seen.answered) return done('refused', 'answered');
+    }
     // The same agent process must still be there: a new one is a different conversation.
     if (g.agent !== f.agent || (f.pid !== 0 && g.pid !== 0 && g.pid !== f.pid)) return done('refused', 'wrong-agent');
     const under = refusalFor(o, g);
@@ -155,16 +221,22 @@ async function fireOnce(o: FireOptions): Promise<ActResult> {
 
     if (action.kind === 'keys') {
       const api = apiTransportFor(action, g.agent);
+      const answered = formatAnswered({ promptId: g.promptId ?? null, at: now() });
+      const mark: string[] = ['set-option', '-p', '-t', pane, ANSWERED_KEY, answered];
       if (api !== null) {
         const ep = endpointFor(g.apiEndpoint, g.agent, o.apiBase ?? {})!;
         const end = await replyPermission(ep, g.permissionRequest!, api.reply, action.timeoutMs);
-        if (end.kind === 'replied') return done('replied');
+        if (end.kind === 'replied') {
+          await runner.run(mark).catch(() => undefined);
+          return done('replied');
+        }
         if (end.kind === 'gone') return done('vanished', 'request-gone');
         o.onNote?.(end.message);
         return done('error');
       }
       const keys = action.keys[g.agent!]!;
-      await tmux(o, () => runner.run(['send-keys', '-t', pane, ...keys]));
+      // The mark rides in the same chain as the keys: no moment where they landed unrecorded.
+      await tmux(o, () => runner.runChain([['send-keys', '-t', pane, ...keys], mark]));
       return done('sent');
     }
 

@@ -1,6 +1,7 @@
 // One pane as the broker sees it: the same fields a poll cycle reads, for that pane alone, plus
 // the lock. Read once before the gate and again under the lock.
 
+import { promptIdFromOption } from '../core/prompt-id.js';
 import { decodeStamp, episodeAt, KEY } from '../core/store-codec.js';
 import { renderLockRead } from '../core/stamp-render.js';
 import type { StampedState } from '../core/types.js';
@@ -21,6 +22,12 @@ export interface PaneFacts extends GateFacts {
   apiEndpoint: string | null;
   /** Raw @agent_action. */
   lock: string;
+  /** The prompt a blocked pane shows (its current episode's id); null otherwise or unknown. */
+  promptId?: string | null;
+  /** Raw `@tma_answered`: the last prompt a keys action answered here, and when. */
+  answered?: string | null;
+  /** What the prompt asks, as this host knows it (host-only text). */
+  pendingSummary?: string | null;
 }
 
 const pct = (v: string | undefined): number | null => (v !== undefined && /^\d+(\.\d+)?$/.test(v) ? Number(v) : null);
@@ -48,6 +55,9 @@ export function factsFromRecord(rec: PaneRecord, lock: string): PaneFacts {
     permissionRequest: o[KEY.permissionRequest] ?? null,
     apiEndpoint: o[KEY.apiEndpoint] ?? null,
     lock,
+    promptId: stamp?.state === 'blocked' ? promptIdFromOption(o['@tma_prompt_id'], stamp.since) : null,
+    answered: o['@tma_answered'] ?? null,
+    pendingSummary: stamp?.state === 'blocked' ? o['@agent_pending_summary'] ?? null : null,
   };
 }
 

@@ -117,10 +117,11 @@ export function apiPrecondition(
 
 /** Binders: the caller quoted what it saw; the pane must still show exactly that. */
 export function binderRefusal(
-  binders: { expectEpisodeMs?: number | null; expectPermissionRequest?: string | null },
-  seen: { episodeMs: number | null; permissionRequest: string | null },
+  binders: { expectEpisodeMs?: number | null; expectPermissionRequest?: string | null; expectPrompt?: string | null },
+  seen: { episodeMs: number | null; permissionRequest: string | null; promptId?: string | null },
 ): GateReason | null {
   if (binders.expectEpisodeMs != null && seen.episodeMs !== binders.expectEpisodeMs) return 'episode-changed';
   if (binders.expectPermissionRequest != null && seen.permissionRequest !== binders.expectPermissionRequest) return 'request-gone';
+  if (binders.expectPrompt != null && (seen.promptId ?? null) !== binders.expectPrompt) return 'prompt-changed';
   return null;
 }

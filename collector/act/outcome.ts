@@ -6,7 +6,9 @@ export const OUTCOMES = ['sent', 'replied', 'spawned', 'exited', 'timeout', 'ref
 export type Outcome = (typeof OUTCOMES)[number];
 
 /** Refusals decided by the gate or the binders; all exit 4. */
-export const GATE_REASONS = ['wrong-agent', 'no-coverage', 'requires-unmet', 'gated', 'episode-changed', 'request-gone'] as const;
+export const GATE_REASONS = [
+  'wrong-agent', 'no-coverage', 'requires-unmet', 'gated', 'episode-changed', 'request-gone', 'prompt-changed', 'answered',
+] as const;
 export type GateReason = (typeof GATE_REASONS)[number];
 
 export type RefusalReason = GateReason | 'locked';

@@ -8,7 +8,8 @@ import { replyUrl } from './api-lane.js';
 import { readPaneFacts, type PaneFacts } from './facts.js';
 import { apiTransportFor, endpointFor, gate, validRequestId } from './gate.js';
 import { lockHeld } from './lock-value.js';
-import type { RefusalReason } from './outcome.js';
+import type { GateReason, RefusalReason } from './outcome.js';
+import { parseAnswered } from '../core/prompt-id.js';
 import type { TmuxRunner } from '../tmux/runner.js';
 
 export interface PreviewContext {
@@ -19,7 +20,7 @@ export interface PreviewContext {
 }
 
 /** Whether the action would fire on these facts, and if not why (gate > API > lock). */
-export function fireability(action: ActionManifest, f: PaneFacts, ctx: PreviewContext): RefusalReason | null {
+export function fireability(action: ActionManifest, f: PaneFacts, ctx: PreviewContext): RefusalReason | GateReason | null {
   const hasContextTelemetry = ctx.engine.manifests.some((m) => m.name === f.agent && m.telemetry.context !== null);
   const g = gate(action, f, { hasContextTelemetry, force: false });
   if (g !== null) return g;
@@ -28,7 +29,14 @@ export function fireability(action: ActionManifest, f: PaneFacts, ctx: PreviewCo
     if (ep === null || !validRequestId(f.permissionRequest)) return 'requires-unmet';
   }
   if (lockHeld(f.lock, ctx.now, ctx.pidAlive)) return 'locked';
+  if (action.kind === 'keys' && answeredShown(f)) return 'answered';
   return null;
+}
+
+/** The stamp shows the very prompt the pane last answered (a fire would re-check the screen). */
+function answeredShown(f: PaneFacts): boolean {
+  const a = parseAnswered(f.answered ?? undefined);
+  return a !== null && f.state === 'blocked' && (f.promptId ?? null) === a.promptId;
 }
 
 export function whenObject(action: ActionManifest): Record<string, unknown> | null {
@@ -106,6 +114,8 @@ export async function dryRunOne(runner: TmuxRunner, action: ActionManifest, pane
   if (f === null) return [...lines, 'agent: ', 'gate: vanished (pane gone)', 'effect: none'].join('\n') + '\n';
   const r = fireability(action, f, ctx);
   lines.push(`agent: ${f.agent ?? ''}`, `gate: ${r === null ? 'fireable' : `refused: ${r}`}`, `effect: ${effectLine(action, f, ctx.apiBase)}`);
+  // What the prompt asks, so a person can tell what this would answer.
+  lines.push(`prompt: ${f.promptId ?? ''}`, `asks: ${f.pendingSummary ?? ''}`);
   lines.push(...contextLines(action, f, ctx.now, args));
   return lines.join('\n') + '\n';
 }
@@ -119,4 +129,33 @@ export async function dryRunMany(runner: TmuxRunner, action: ActionManifest, pan
     lines.push(`${pane} ${r === null ? 'would fire' : r.startsWith('vanished') ? r : `refused: ${r}`}`);
   }
   return lines.join('\n') + '\n';
+}
+
+/** `--dry-run --json`: the same verdicts as one document (one pane, or `targets` for --all). */
+export async function dryRunDocument(
+  runner: TmuxRunner,
+  action: ActionManifest,
+  panes: readonly string[],
+  ctx: PreviewContext,
+  args: readonly string[],
+  all: boolean,
+): Promise<Record<string, unknown>> {
+  const one = async (pane: string): Promise<Record<string, unknown>> => {
+    const f = await readPaneFacts(runner, pane);
+    if (f === null) {
+      return { pane, agent: null, fireable: false, reason: 'pane-gone', effect: null, prompt_id: null, pending_summary: null };
+    }
+    const r = fireability(action, f, ctx);
+    return {
+      pane, agent: f.agent, fireable: r === null, reason: r, effect: effectLine(action, f, ctx.apiBase),
+      prompt_id: f.promptId ?? null, pending_summary: f.pendingSummary ?? null,
+    };
+  };
+  if (all) {
+    const targets: Record<string, unknown>[] = [];
+    for (const pane of panes) targets.push(await one(pane));
+    return { schema: 1, action: action.name, targets };
+  }
+  const { pane, ...rest } = await one(panes[0]!);
+  return { schema: 1, action: action.name, pane, ...rest, ...(args.length ? { arg_count: args.length } : {}) };
 }

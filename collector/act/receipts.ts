@@ -21,7 +21,7 @@ export function receiptName(slot: string, socketPath: string): string {
   return createHash('sha256').update(slot).update('\u0000').update(socketPath).digest('hex') + '.json';
 }
 
-export type Claim = { kind: 'claimed'; path: string } | { kind: 'replay'; result: ActResult };
+export type Claim = { kind: 'claimed'; path: string } | { kind: 'replay'; path: string; result: ActResult };
 
 /**
  * What a second call with a slot returns, from the ledger text (null: unreadable). A final
@@ -60,6 +60,34 @@ export function replayFromLedger(text: string | null, action: string, pane: stri
   };
 }
 
+export function receiptPath(dir: string, slot: string, socketPath: string): string {
+  return join(dir, receiptName(slot, socketPath));
+}
+
+function readLedger(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** What the ledger at `path` replays right now. */
+export function readReplay(path: string, action: string, pane: string): ActResult {
+  return replayFromLedger(readLedger(path), action, pane);
+}
+
+/** Whether the ledger still holds the in-flight record of a fire that has not finished. */
+export function isInFlightRecord(path: string): boolean {
+  const text = readLedger(path);
+  if (text === null) return false;
+  try {
+    return (JSON.parse(text) as { status?: unknown }).status === 'in-flight';
+  } catch {
+    return false;
+  }
+}
+
 /** Claim a slot (exclusive create), or read back what an earlier call with it recorded. */
 export function claimSlot(dir: string, slot: string, socketPath: string, action: string, pane: string): Claim {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -76,7 +104,7 @@ export function claimSlot(dir: string, slot: string, socketPath: string, action:
   } catch {
     text = null;
   }
-  return { kind: 'replay', result: replayFromLedger(text, action, pane) };
+  return { kind: 'replay', path, result: replayFromLedger(text, action, pane) };
 }
 
 /** Replace the in-flight record with the final result; a reader sees one or the other, whole. */

@@ -67,6 +67,7 @@ const configSchema = z.strictObject({
     .strictObject({
       allow_actions: strList.optional(),
       allow_exec: z.boolean().optional(),
+      share_prompt: z.boolean().optional(),
     })
     .optional(),
 });
@@ -108,6 +109,6 @@ export function parseConfig(path: string, text: string): Config {
     tmuxBin: c.tmux?.bin ?? null,
     notify: { fromEvent: c.notify?.from_event ?? false, on: c.notify?.on ?? ['blocked'] },
     apiBase: Object.fromEntries(Object.entries(c.api ?? {}).map(([k, v]) => [k, v.api_base])),
-    remote: { allowActions: c.remote?.allow_actions ?? null, allowExec: c.remote?.allow_exec ?? false },
+    remote: { allowActions: c.remote?.allow_actions ?? null, allowExec: c.remote?.allow_exec ?? false, sharePrompt: c.remote?.share_prompt ?? null },
   };
 }

@@ -9,7 +9,8 @@ export interface Config {
   tmuxBin: string | null;
   notify: { fromEvent: boolean; on: ('blocked' | 'done')[] };
   apiBase: Record<string, string>;
-  remote: { allowActions: string[] | null; allowExec: boolean };
+  /** `sharePrompt`: `[remote] share_prompt`; null = unset (a hub's own collector then shares). */
+  remote: { allowActions: string[] | null; allowExec: boolean; sharePrompt?: boolean | null };
 }
 
 export const DEFAULT_CONFIG: Config = {

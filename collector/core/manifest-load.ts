@@ -152,6 +152,7 @@ export function parseAgentManifest(file: ManifestFile, opts: { bundled: boolean 
     rules,
     details,
     telemetry: { context: raw.telemetry?.context ? { ...raw.telemetry.context } : null },
+    prompt: raw.prompt ? { region: raw.prompt.region, summary: compileAt(file.path, 'prompt.summary', raw.prompt.summary) } : null,
   };
 }
 

@@ -137,6 +137,13 @@ const telemetrySchema = z.strictObject({
     .optional(),
 });
 
+// How to read what a blocked screen asks: a regex over one region; the capture groups that took
+// part (else the whole match) joined by ": " are the prompt's one-line summary.
+const promptSchema = z.strictObject({
+  region: regionSchema,
+  summary: z.string().min(1),
+});
+
 export const agentManifestSchema = z.strictObject({
   min_engine_version: z.string(),
   identity: identitySchema,
@@ -145,6 +152,7 @@ export const agentManifestSchema = z.strictObject({
   rules: z.array(ruleSchema).default([]),
   details: detailsSchema.default({}),
   telemetry: telemetrySchema.optional(),
+  prompt: promptSchema.optional(),
 });
 
 export type RawAgentManifest = z.output<typeof agentManifestSchema>;

@@ -55,6 +55,8 @@ export interface AgentManifest {
   /** canonical detail token -> aliases */
   details: Record<string, string[]>;
   telemetry: { context: { channel: 'event' | 'file-tail' | 'screen'; format: string } | null };
+  /** How to read a blocked screen's one-line summary; null = the manifest does not say. */
+  prompt?: { region: Region; summary: RegExp } | null;
 }
 
 /** A manifest file handed to the pure loader (the caller did the reading). */

@@ -32,6 +32,7 @@ import type { AgentManifest, FoldConfig, StampedState, StampPlan, State } from '
 import { TmuxError } from '../tmux/errors.js';
 import type { TmuxRunner } from '../tmux/runner.js';
 import { LIST_PANES_FORMAT, parsePaneList, type PaneRecord } from './pane-list.js';
+import { promptWrites } from './prompt-writes.js';
 import { rowOf } from './rows.js';
 import { ServerFacts } from './server-facts.js';
 
@@ -108,7 +109,8 @@ export class Engine {
     this.opts.manifests = m;
   }
 
-  async cycle(): Promise<CycleResult> {
+  /** `recapture`: capture and fold this pane whatever its stamp's age (the broker's re-check). */
+  async cycle(opts: { recapture?: string } = {}): Promise<CycleResult> {
     const { runner, fold: cfg } = this.opts;
     const now = this.now();
     const listing = runner.runChain([
@@ -147,7 +149,8 @@ export class Engine {
       }
 
       const fresh = prev !== null && !isInProgress(prev) && prev.stampedAt <= now && now - prev.stampedAt < cfg.freshnessMs;
-      if (fresh || (stampede && prev)) continue;
+      const forced = opts.recapture === rec.paneId;
+      if (!forced && (fresh || (stampede && prev))) continue;
 
       procs ??= (rootsKnown && (await early)) || (await this.opts.readProcs(roots));
       const storedAnchor = Number(rec.options['@tma_title_match_pid']) || null;
@@ -190,7 +193,7 @@ export class Engine {
         continue;
       }
 
-      if (prev && canReuseStamp(prev, rec.windowActivity, id.foregroundIsAgent, cfg, now)) {
+      if (!forced && prev && canReuseStamp(prev, rec.windowActivity, id.foregroundIsAgent, cfg, now)) {
         outcome.path = 'reused';
         continue;
       }
@@ -247,6 +250,7 @@ export class Engine {
     // Over a stamp we could not read, the guards decide against values we never saw: keep the
     // pane out of rows and counts until a later cycle reads back what actually landed.
     c.outcome.stamp = c.decodedOk ? projectStamp(c.prev, plan, { guarded }) : null;
+    cmds.push(...promptWrites(rec, c.outcome.stamp, id.manifest, snap));
     return cmds;
   }
 

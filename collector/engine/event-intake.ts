@@ -2,6 +2,7 @@
 // arbitration. It never runs the fold; it writes a claim the next cycle will respect.
 
 import { summaryOf } from '../core/rollup.js';
+import { pendingUpdate, type PendingUpdate } from '../core/pending-hook.js';
 import { decideEvent, eventSession, mapEvent, permissionRequestUpdate, registerExtras, type EventDecision } from '../core/hook-event.js';
 import { chain, renderHookCompanion, renderPublish, renderRemove, renderRollups } from '../core/stamp-render.js';
 import { decodeStamp, KEY } from '../core/store-codec.js';
@@ -126,6 +127,18 @@ export async function intakeEvent(input: EventInput): Promise<EventOutcome> {
     cmds.push(['set-option', '-p', '-u', '-t', pane, KEY.permissionRequest]);
   }
 
+  cmds.push(...pendingWrites(pane, rec.options, pendingUpdate(kind, decision.kind === 'stamp' ? decision.state : null, payload)));
+
   if (cmds.length) await runner.run(chain(cmds));
   return { decision: decision.kind, commands: cmds };
+}
+
+const PENDING_KEYS = ['@agent_pending_tool', '@agent_pending_call', '@agent_pending_summary'] as const;
+
+/** The pending-call options a hook event sets or clears; agent-printed text, never logged. */
+function pendingWrites(pane: string, options: Partial<Record<string, string>>, u: PendingUpdate): string[][] {
+  if (u.kind === 'none') return [];
+  if (u.kind === 'clear') return PENDING_KEYS.filter((k) => options[k] !== undefined).map((k) => ['set-option', '-p', '-u', '-t', pane, k]);
+  const values = [u.tool, u.call, u.summary];
+  return PENDING_KEYS.map((k, i) => (values[i] === null ? ['set-option', '-p', '-u', '-t', pane, k] : ['set-option', '-p', '-t', pane, k, values[i]!]));
 }

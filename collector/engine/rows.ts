@@ -2,6 +2,7 @@
 // agent row every surface shows.
 
 import type { AgentRow } from '../../shared/row.js';
+import { promptIdFromOption } from '../core/prompt-id.js';
 import { episodeAt } from '../core/store-codec.js';
 import type { StampedState } from '../core/types.js';
 import { locatorOf, type PaneRecord } from './pane-list.js';
@@ -23,6 +24,9 @@ const ms = (v: string | undefined): number | null => {
 export function rowOf(rec: PaneRecord, stamp: StampedState, agent: string, ctx: RowContext): AgentRow {
   const o = rec.options;
   const muteUntil = num(o['@agent_mute_until']);
+  // What is being asked only means something while the pane waits on it.
+  const blocked = stamp.state === 'blocked';
+  const pending = (v: string | undefined): string | null => (blocked ? v ?? null : null);
   return {
     pane: rec.paneId,
     agent,
@@ -48,10 +52,11 @@ export function rowOf(rec: PaneRecord, stamp: StampedState, agent: string, ctx: 
     repo: null,
     branch: null,
     worktree: null,
-    pending_tool: null,
-    pending_call: null,
-    pending_summary: null,
+    pending_tool: pending(o['@agent_pending_tool']),
+    pending_call: pending(o['@agent_pending_call']),
+    pending_summary: pending(o['@agent_pending_summary']),
     server: ctx.server,
     host: ctx.host,
+    prompt_id: blocked ? promptIdFromOption(o['@tma_prompt_id'], stamp.since) : null,
   };
 }

@@ -37,6 +37,8 @@ export interface PublisherOptions {
   ringBytes?: number;
   maxFrameBytes?: number;
   log?: (line: string) => void;
+  /** `[remote] share_prompt`: pending call and summary travel too. */
+  sharePrompt?: boolean;
 }
 
 interface ServerEntry {
@@ -67,8 +69,9 @@ type Sequenced = { type: 'delta'; server: string; incarnation: string; upserts: 
  * anything is framed: agent-printed text (pending call and summary), transcript paths, and the
  * agent's session id, which can resume its conversation (spec: treat it as a secret).
  */
-export function hostOnlyCleared(row: ProtocolRow): ProtocolRow {
-  return { ...protocolRowObject(row), session: null, transcript: null, pending_call: null, pending_summary: null };
+export function hostOnlyCleared(row: ProtocolRow, sharePrompt = false): ProtocolRow {
+  const base = { ...protocolRowObject(row), session: null, transcript: null };
+  return sharePrompt ? base : { ...base, pending_call: null, pending_summary: null };
 }
 
 export class Publisher {
@@ -137,7 +140,7 @@ export class Publisher {
 
   /** A server's rows after a cycle. Only what changed is sent. */
   update(server: string, incarnation: string, rows: readonly ProtocolRow[]): void {
-    const clean = rows.map(hostOnlyCleared);
+    const clean = rows.map((r) => hostOnlyCleared(r, this.opts.sharePrompt ?? false));
     const prev = this.servers.get(server);
     if (!prev || prev.incarnation !== incarnation) {
       this.servers.set(server, { incarnation, rows: viewOf(clean) });

@@ -94,7 +94,11 @@ export function remoteActHandler(d: RemoteActDeps): (req: ActRequest) => Promise
           engine,
           action: action!,
           pane: req.pane,
-          binders: { expectEpisodeMs: req.expect_episode_ms, expectPermissionRequest: req.expect_permission_request },
+          binders: {
+            expectEpisodeMs: req.expect_episode_ms,
+            expectPermissionRequest: req.expect_permission_request,
+            expectPrompt: req.expect_prompt ?? null,
+          },
           slot: hubSlot(req.slot),
           force: false,
           yes: false,
@@ -114,7 +118,8 @@ export function remoteActHandler(d: RemoteActDeps): (req: ActRequest) => Promise
     d.log(
       `remote act ${JSON.stringify({
         who: req.principal, host: d.host, server: req.server, pane: req.pane, action: req.action,
-        expect_episode_ms: req.expect_episode_ms, expect_permission_request: req.expect_permission_request, slot: req.slot,
+        expect_episode_ms: req.expect_episode_ms, expect_permission_request: req.expect_permission_request,
+        expect_prompt: req.expect_prompt ?? null, slot: req.slot,
         outcome: result.outcome, reason: result.reason, exit_code: result.exit_code, cached: result.cached ?? null,
         ...(why ? { why } : {}),
       })}`,

@@ -119,9 +119,14 @@ describe('tma act approve', () => {
     expect(json(again.stdout)).toEqual({ ...json(first.stdout), cached: true });
     expect(again.code).toBe(0);
     expect(await settledKeys(a)).toBe('1');
-    // A different slot is a different dispatch.
+    // A different slot is a different dispatch, but the prompt it would answer was answered.
     const other = await act('approve', '--pane', a.pane, '--json', '--slot', 'op-2');
-    expect(json(other.stdout)).toMatchObject({ outcome: 'sent', cached: false });
+    expect(json(other.stdout)).toMatchObject({ outcome: 'refused', reason: 'answered', exit_code: 4, cached: false });
+    expect(other.code).toBe(4);
+    expect(await settledKeys(a)).toBe('1');
+    // Only `--again`, a person saying the key was lost, answers it a second time.
+    const again2 = await act('approve', '--pane', a.pane, '--json', '--slot', 'op-3', '--again');
+    expect(json(again2.stdout)).toMatchObject({ outcome: 'sent', cached: false });
     await waitFor(() => a.keys() === '11', 'the second approval');
   });
 
@@ -277,14 +282,22 @@ describe('tma act documents, as the verb writes them', () => {
     expect((await act('--list', '--json', '--pane', '%99')).code).toBe(3);
   });
 
-  test('--dry-run reports and touches nothing: no keys, no lock, exit 0 even when refused, --json ignored', async () => {
+  test('--dry-run reports and touches nothing: no keys, no lock, exit 0 even when refused; --json is one document', async () => {
     const a = await claude('claude-permission-dialog.txt');
     // A dry run judges the stored stamp and never detects: before any cycle there is no agent.
     expect((await act('approve', '--pane', a.pane, '--dry-run')).stdout).toContain('\ngate: refused: wrong-agent\n');
     await tma(['--socket-name', s.name, 'ls'], { env });
-    const one = await act('approve', '--pane', a.pane, '--dry-run', '--json');
+    const doc = await act('approve', '--pane', a.pane, '--dry-run', '--json');
+    expect(doc.code).toBe(0);
+    const d = json(doc.stdout);
+    expect(Object.keys(d)).toEqual(['schema', 'action', 'pane', 'agent', 'fireable', 'reason', 'effect', 'prompt_id', 'pending_summary']);
+    expect(d).toMatchObject({ schema: 1, action: 'approve', pane: a.pane, agent: 'claude', fireable: true, reason: null, effect: 'keys: 1' });
+    expect(d.prompt_id).toMatch(/^[0-9a-f]{16}$/);
+    expect(d.pending_summary).toBe('Bash command: rm -rf build/.cache');
+    const one = await act('approve', '--pane', a.pane, '--dry-run');
     expect(one.code).toBe(0);
     expect(one.stdout.split('\n').slice(0, 5)).toEqual([`action: approve`, `pane: ${a.pane}`, 'agent: claude', 'gate: fireable', 'effect: keys: 1']);
+    expect(one.stdout).toContain('\nasks: Bash command: rm -rf build/.cache\n');
     expect(one.stdout).toContain('\ncontext:\n');
     expect(one.stdout).toMatch(/\n {2}TMA_STATE=blocked \(\d+ ms old\)\n/);
     expect(one.stdout).toContain(`\n  TMA_PANE=${a.pane} (live)\n`);

@@ -103,7 +103,7 @@ const ROW = [
   'pane', 'agent', 'state', 'detail', 'since', 'since_ms', 'episode_ms', 'locator', 'title',
   'attention', 'done', 'session', 'transcript', 'permission_request', 'stamped_at_ms', 'context',
   'context_at_ms', 'muted', 'tokens', 'quota', 'cost_usd', 'repo', 'branch', 'worktree',
-  'pending_tool', 'pending_call', 'pending_summary', 'server', 'host',
+  'pending_tool', 'pending_call', 'pending_summary', 'server', 'host', 'prompt_id',
 ];
 
 it('ls --json and status --format json: exact key sets in order, from the verbs themselves', async () => {

@@ -105,7 +105,7 @@ describe('fleet read API', () => {
       'pane', 'agent', 'state', 'detail', 'since', 'since_ms', 'episode_ms', 'locator', 'attention', 'done',
       'session', 'transcript', 'permission_request', 'stamped_at_ms', 'context', 'context_at_ms', 'muted', 'tokens',
       'quota', 'cost_usd', 'repo', 'branch', 'worktree', 'pending_tool', 'pending_call', 'pending_summary', 'server',
-      'host', 'stale',
+      'host', 'prompt_id', 'stale',
     ]);
     expect(Object.keys((d.hosts[0]!.servers as Record<string, unknown>[])[0]!)).toEqual(['server', 'incarnation', 'rows']);
     expect(body).not.toContain('"title"');

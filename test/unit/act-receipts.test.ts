@@ -66,7 +66,7 @@ describe('ledger on disk', () => {
     const first = claimSlot(dir, 's', '/sock', 'approve', '%1');
     expect(first.kind).toBe('claimed');
     const second = claimSlot(dir, 's', '/sock', 'approve', '%1');
-    expect(second).toEqual({ kind: 'replay', result: { ...actResult('approve', '%1', 'error', 'fired-unknown'), cached: true } });
+    expect(second).toEqual({ kind: 'replay', path: expect.any(String), result: { ...actResult('approve', '%1', 'error', 'fired-unknown'), cached: true } });
   });
 
   test('after the result is recorded, a second claim replays it; another server is a separate slot', () => {
@@ -74,7 +74,7 @@ describe('ledger on disk', () => {
     if (first.kind !== 'claimed') throw new Error('expected a claim');
     const res = actResult('approve', '%1', 'sent');
     recordResult(first.path, { ...res, cached: false });
-    expect(claimSlot(dir, 's', '/sock', 'approve', '%1')).toEqual({ kind: 'replay', result: { ...res, cached: true } });
+    expect(claimSlot(dir, 's', '/sock', 'approve', '%1')).toEqual({ kind: 'replay', path: expect.any(String), result: { ...res, cached: true } });
     expect(claimSlot(dir, 's', '/other', 'approve', '%1').kind).toBe('claimed');
     // No temp file is left behind by the atomic rewrite.
     expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);

@@ -69,11 +69,16 @@ describe('pickRow', () => {
 });
 
 describe('bodyFor', () => {
-  const r = row('b1', '/s1', '%4', { episode_ms: 42, permission_request: 'req-1' });
+  const r = row('b1', '/s1', '%4', { episode_ms: 42, permission_request: 'req-1', prompt_id: '00000000000000aa' });
 
   test('binds to what the row showed unless the caller said otherwise', () => {
     const b = bodyFor('approve', r, { expectEpisodeMs: null, expectPermissionRequest: null, slot: 'k' });
-    expect(b).toEqual({ host: 'b1', server: '/s1', pane: '%4', action: 'approve', expect_episode_ms: 42, expect_permission_request: 'req-1', slot: 'k' });
+    expect(b).toEqual({
+      host: 'b1', server: '/s1', pane: '%4', action: 'approve', expect_episode_ms: 42, expect_permission_request: 'req-1', slot: 'k',
+      expect_prompt: '00000000000000aa',
+    });
+    expect(bodyFor('approve', r, { expectEpisodeMs: null, expectPermissionRequest: null, slot: 'k', expectPrompt: 'ff' }).expect_prompt).toBe('ff');
+    expect(bodyFor('approve', { ...r, prompt_id: null }, { expectEpisodeMs: null, expectPermissionRequest: null, slot: 'k' }).expect_prompt).toBeNull();
     const given = bodyFor('approve', r, { expectEpisodeMs: 7, expectPermissionRequest: 'req-2', slot: 'k' });
     expect(given).toMatchObject({ expect_episode_ms: 7, expect_permission_request: 'req-2' });
     expect(bodyFor('approve', { ...r, permission_request: null }, { expectEpisodeMs: null, expectPermissionRequest: null, slot: 'k' }).expect_permission_request).toBeNull();

@@ -76,7 +76,7 @@ describe('remoteActHandler', () => {
     expect(h.fired).toHaveLength(1);
     const o = h.fired[0]!;
     expect(o.slot).toBe('hub:abc');
-    expect(o.binders).toEqual({ expectEpisodeMs: 1_700_000_000_000, expectPermissionRequest: 'req-9' });
+    expect(o.binders).toEqual({ expectEpisodeMs: 1_700_000_000_000, expectPermissionRequest: 'req-9', expectPrompt: null });
     expect(o).toMatchObject({ force: false, yes: false, args: [], stdio: 'ignore', pane: '%2', freshnessMs: 3000 });
     expect(o.engine).toBe(h.engine);
     expect(o.runner).toBe(h.engine.runner);
@@ -118,7 +118,7 @@ describe('remoteActHandler', () => {
     const [ok, refused] = h.log.map((l) => JSON.parse(l.slice(l.indexOf('{'))) as Record<string, unknown>);
     expect(ok).toEqual({
       who: 'olga', host: 'build1', server: SERVER, pane: '%2', action: 'approve', expect_episode_ms: 1_700_000_000_000,
-      expect_permission_request: null, slot: 'abc', outcome: 'sent', reason: null, exit_code: 0, cached: false,
+      expect_permission_request: null, expect_prompt: null, slot: 'abc', outcome: 'sent', reason: null, exit_code: 0, cached: false,
     });
     expect(refused).toMatchObject({ action: 'shout', outcome: 'refused', reason: 'not-allowed', why: expect.stringMatching(/exec/) });
   });

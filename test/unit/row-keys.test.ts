@@ -19,9 +19,9 @@ describe('agent row key sets', () => {
       'pane', 'agent', 'state', 'detail', 'since', 'since_ms', 'episode_ms', 'locator', 'title',
       'attention', 'done', 'session', 'transcript', 'permission_request', 'stamped_at_ms', 'context',
       'context_at_ms', 'muted', 'tokens', 'quota', 'cost_usd', 'repo', 'branch', 'worktree',
-      'pending_tool', 'pending_call', 'pending_summary', 'server', 'host',
+      'pending_tool', 'pending_call', 'pending_summary', 'server', 'host', 'prompt_id',
     ]);
-    expect(ROW_KEYS).toHaveLength(29);
+    expect(ROW_KEYS).toHaveLength(30);
   });
 
   it('protocol row is the local row minus title, nothing else', () => {

@@ -1,0 +1,84 @@
+// Prompt identity: a short opaque fingerprint of the prompt a blocked pane shows, so an answer can
+// be bound to the prompt a person saw and a prompt is answered once. Pure. The id is a hash: the
+// screen text it is derived from never leaves this module.
+
+import { fnv1a64 } from './fnv.js';
+import { matches } from './matchers.js';
+import { regionText } from './regions.js';
+import type { AgentManifest, Snapshot } from './types.js';
+
+/**
+ * What the winning blocked rule looked at (its region's text), or null when no blocked rule
+ * matches this screen. The winner is picked the way the rule engine picks it: highest priority,
+ * the first written on a tie.
+ */
+export function blockedRuleSaw(manifest: AgentManifest, snap: Snapshot): string | null {
+  let best: { priority: number; text: string } | null = null;
+  for (const rule of manifest.rules) {
+    if (rule.state !== 'blocked' || rule.skipStateUpdate) continue;
+    const text = regionText(rule.region, snap);
+    if (!matches(rule.match, text)) continue;
+    if (best === null || rule.priority > best.priority) best = { priority: rule.priority, text };
+  }
+  return best === null ? null : best.text;
+}
+
+export interface PromptParts {
+  agent: string;
+  /** Start of the blocked episode: the same screen in a later episode is another prompt. */
+  since: number;
+  /** What the blocked rule saw; null when the blocked claim came from a hook alone. */
+  seen: string | null;
+  /** The hook claim's instant, used when no rule saw the prompt. */
+  evidenceAt: number;
+  permissionRequest: string | null;
+  pendingCall: string | null;
+}
+
+/** 16 hex digits; the same parts always give the same id. */
+export function promptId(p: PromptParts): string {
+  const seen = p.seen === null ? `hook:${p.evidenceAt}` : `screen:${p.seen.replace(/\s+$/gm, '')}`;
+  const text = [p.agent, String(p.since), seen, p.permissionRequest ?? '', p.pendingCall ?? ''].join('\u0000');
+  return fnv1a64(text).toString(16).padStart(16, '0');
+}
+
+// The pane option that carries the id between processes (`@tma_prompt_id`): `<since>:<id>`. The
+// episode start is kept next to it so a value left over from an earlier episode is never read as
+// the current prompt's.
+export function formatPromptOption(since: number, id: string): string {
+  return `${since}:${id}`;
+}
+
+/** The id the option holds for the episode starting at `since`, else null. */
+export function promptIdFromOption(raw: string | undefined, since: number): string | null {
+  if (raw === undefined) return null;
+  const m = /^(\d+):([0-9a-f]{16})$/.exec(raw.trim());
+  return m !== null && Number(m[1]) === since ? m[2]! : null;
+}
+
+// `@tma_answered`: which prompt a keys action answered, and when: `<id or ->:<ms>`.
+export interface Answered {
+  promptId: string | null;
+  at: number;
+}
+
+export function formatAnswered(a: Answered): string {
+  return `${a.promptId ?? '-'}:${Math.trunc(a.at)}`;
+}
+
+export function parseAnswered(raw: string | undefined): Answered | null {
+  if (raw === undefined) return null;
+  const m = /^([0-9a-f]{16}|-):(\d+)$/.exec(raw.trim());
+  return m === null ? null : { promptId: m[1] === '-' ? null : m[1]!, at: Number(m[2]) };
+}
+
+/** The one-line summary a blocked screen shows, read as the manifest's `[prompt]` says; raw. */
+export function screenSummaryRaw(manifest: AgentManifest, snap: Snapshot): string | null {
+  const p = manifest.prompt;
+  if (!p) return null;
+  const re = p.summary.global || p.summary.sticky ? new RegExp(p.summary.source, p.summary.flags.replace(/[gy]/g, '')) : p.summary;
+  const m = re.exec(regionText(p.region, snap));
+  if (m === null) return null;
+  const groups = m.slice(1).filter((g): g is string => g !== undefined && g.trim() !== '');
+  return m.length > 1 ? (groups.length ? groups.map((g) => g.trim()).join(': ') : null) : m[0];
+}

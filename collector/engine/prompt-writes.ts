@@ -1,0 +1,48 @@
+// After a pane is judged: which prompt it shows (`@tma_prompt_id`) and, for a pane no hook
+// described, what the prompt asks as read from the screen (`@agent_pending_summary`). Both are
+// only meaningful while the pane is blocked; the row reads them only then.
+
+import { oneLineSummary } from '../core/pending-text.js';
+import { blockedRuleSaw, formatPromptOption, promptId, promptIdFromOption, screenSummaryRaw } from '../core/prompt-id.js';
+import type { TmuxCommand } from '../core/stamp-render.js';
+import type { AgentManifest, Snapshot, StampedState } from '../core/types.js';
+import type { PaneRecord } from './pane-list.js';
+
+export const PROMPT_KEY = '@tma_prompt_id';
+export const ANSWERED_KEY = '@tma_answered';
+
+export function promptWrites(rec: PaneRecord, stamp: StampedState | null, manifest: AgentManifest, snap: Snapshot): TmuxCommand[] {
+  const o = rec.options;
+  const pane = rec.paneId;
+  const set = (key: string, v: string): TmuxCommand => ['set-option', '-p', '-t', pane, key, v];
+  const unset = (key: string): TmuxCommand => ['set-option', '-p', '-u', '-t', pane, key];
+  const cmds: TmuxCommand[] = [];
+  if (stamp === null || stamp.state !== 'blocked') {
+    if (o[PROMPT_KEY] !== undefined) cmds.push(unset(PROMPT_KEY));
+    return cmds;
+  }
+  const seen = blockedRuleSaw(manifest, snap);
+  const stored = promptIdFromOption(o[PROMPT_KEY], stamp.since);
+  // Held blocked while no blocked rule matches (a repaint in progress, a hook claim): the prompt
+  // is the one last identified in this episode, never a new one nobody has seen.
+  const id =
+    seen === null && stored !== null
+      ? stored
+      : promptId({
+          agent: manifest.name,
+          since: stamp.since,
+          seen,
+          evidenceAt: stamp.evidenceAt,
+          permissionRequest: o['@agent_permission_request'] ?? null,
+          pendingCall: o['@agent_pending_call'] ?? null,
+        });
+  const value = formatPromptOption(stamp.since, id);
+  if (o[PROMPT_KEY] !== value) cmds.push(set(PROMPT_KEY, value));
+  // A hook's description (tool and call) outranks what the screen shows.
+  if (o['@agent_pending_tool'] === undefined) {
+    const summary = seen === null ? null : oneLineSummary(screenSummaryRaw(manifest, snap));
+    if (summary !== null && o['@agent_pending_summary'] !== summary) cmds.push(set('@agent_pending_summary', summary));
+    else if (summary === null && seen !== null && o['@agent_pending_summary'] !== undefined) cmds.push(unset('@agent_pending_summary'));
+  }
+  return cmds;
+}

@@ -18,6 +18,7 @@ import { formatLockValue, holdsLock, LOCK_SLACK_MS, lockExpiry, lockHeld, nonceF
 import { actResult, type ActReason, type ActResult, type GateReason } from './outcome.js';
 import { claimSlot, isInFlightRecord, readReplay, receiptPath, receiptsDir, recordResult } from './receipts.js';
 import { exclusive } from './pane-mutex.js';
+import { renderGuardedSend } from './guarded-send.js';
 import { formatAnswered, parseAnswered } from '../core/prompt-id.js';
 import { ANSWERED_KEY } from '../engine/prompt-writes.js';
 import { spawnSupervisor } from './supervise.js';
@@ -221,7 +222,7 @@ async function fireLocked(o: FireOptions): Promise<ActResult> {
 
     if (action.kind === 'keys') {
       const api = apiTransportFor(action, g.agent);
-      const answered = formatAnswered({ promptId: g.promptId ?? null, at: now() });
+      const answered = formatAnswered({ promptId: g.promptId ?? null, at: now(), nonce });
       const mark: string[] = ['set-option', '-p', '-t', pane, ANSWERED_KEY, answered];
       if (api !== null) {
         const ep = endpointFor(g.apiEndpoint, g.agent, o.apiBase ?? {})!;
@@ -235,8 +236,12 @@ async function fireLocked(o: FireOptions): Promise<ActResult> {
         return done('error');
       }
       const keys = action.keys[g.agent!]!;
-      // The mark rides in the same chain as the keys: no moment where they landed unrecorded.
-      await tmux(o, () => runner.runChain([['send-keys', '-t', pane, ...keys], mark]));
+      // Keys and mark in one tmux command, only while the lock is still ours: never keys without
+      // the mark, never keys from a fire whose stalled lock someone else has taken over.
+      const out = await tmux(o, () =>
+        runner.runChain([renderGuardedSend(pane, nonce, keys, ANSWERED_KEY, answered), ['display-message', '-p', '-t', pane, `#{${ANSWERED_KEY}}`]]),
+      );
+      if ((out[1] ?? '').trim() !== answered) return done('refused', 'locked');
       return done('sent');
     }
 

@@ -25,8 +25,6 @@ export function blockedRuleSaw(manifest: AgentManifest, snap: Snapshot): string 
 
 export interface PromptParts {
   agent: string;
-  /** Start of the blocked episode: the same screen in a later episode is another prompt. */
-  since: number;
   /** What the blocked rule saw; null when the blocked claim came from a hook alone. */
   seen: string | null;
   /** The hook claim's instant, used when no rule saw the prompt. */
@@ -35,10 +33,14 @@ export interface PromptParts {
   pendingCall: string | null;
 }
 
-/** 16 hex digits; the same parts always give the same id. */
+/**
+ * 16 hex digits; the same parts always give the same id. Nothing about who looked or when goes
+ * in (two processes judging one screen must agree), so the same dialog shown again later has the
+ * same id: what separates them is the answered mark being cleared once the pane left `blocked`.
+ */
 export function promptId(p: PromptParts): string {
   const seen = p.seen === null ? `hook:${p.evidenceAt}` : `screen:${p.seen.replace(/\s+$/gm, '')}`;
-  const text = [p.agent, String(p.since), seen, p.permissionRequest ?? '', p.pendingCall ?? ''].join('\u0000');
+  const text = [p.agent, seen, p.permissionRequest ?? '', p.pendingCall ?? ''].join('\u0000');
   return fnv1a64(text).toString(16).padStart(16, '0');
 }
 
@@ -56,20 +58,23 @@ export function promptIdFromOption(raw: string | undefined, since: number): stri
   return m !== null && Number(m[1]) === since ? m[2]! : null;
 }
 
-// `@tma_answered`: which prompt a keys action answered, and when: `<id or ->:<ms>`.
+// `@tma_answered`: which prompt a keys action answered, and when: `<id or ->:<ms>[:<nonce>]`.
+// The fire's lock nonce makes the mark its own, so reading it back tells whether it landed.
 export interface Answered {
   promptId: string | null;
   at: number;
+  nonce?: string;
 }
 
 export function formatAnswered(a: Answered): string {
-  return `${a.promptId ?? '-'}:${Math.trunc(a.at)}`;
+  return `${a.promptId ?? '-'}:${Math.trunc(a.at)}${a.nonce ? `:${a.nonce}` : ''}`;
 }
 
-export function parseAnswered(raw: string | undefined): Answered | null {
-  if (raw === undefined) return null;
-  const m = /^([0-9a-f]{16}|-):(\d+)$/.exec(raw.trim());
-  return m === null ? null : { promptId: m[1] === '-' ? null : m[1]!, at: Number(m[2]) };
+export function parseAnswered(raw: string | undefined | null): Answered | null {
+  if (raw === undefined || raw === null) return null;
+  const m = /^([0-9a-f]{16}|-):(\d+)(?::([0-9a-f]{32}))?$/.exec(raw.trim());
+  if (m === null) return null;
+  return { promptId: m[1] === '-' ? null : m[1]!, at: Number(m[2]), ...(m[3] ? { nonce: m[3] } : {}) };
 }
 
 /** The one-line summary a blocked screen shows, read as the manifest's `[prompt]` says; raw. */

@@ -32,7 +32,7 @@ import type { AgentManifest, FoldConfig, StampedState, StampPlan, State } from '
 import { TmuxError } from '../tmux/errors.js';
 import type { TmuxRunner } from '../tmux/runner.js';
 import { LIST_PANES_FORMAT, parsePaneList, type PaneRecord } from './pane-list.js';
-import { promptWrites } from './prompt-writes.js';
+import { afterWrites, promptWrites } from './prompt-writes.js';
 import { rowOf } from './rows.js';
 import { ServerFacts } from './server-facts.js';
 
@@ -250,8 +250,9 @@ export class Engine {
     // Over a stamp we could not read, the guards decide against values we never saw: keep the
     // pane out of rows and counts until a later cycle reads back what actually landed.
     c.outcome.stamp = c.decodedOk ? projectStamp(c.prev, plan, { guarded }) : null;
-    cmds.push(...promptWrites(rec, c.outcome.stamp, id.manifest, snap));
-    return cmds;
+    const prompt = promptWrites(rec, c.outcome.stamp, id.manifest, snap);
+    if (prompt.length) c.outcome.rec = { ...rec, options: afterWrites(rec.options, prompt) };
+    return [...cmds, ...prompt];
   }
 
   private render(rec: PaneRecord, plan: StampPlan, prev: StampedState | null, guarded = true): TmuxCommand[] {

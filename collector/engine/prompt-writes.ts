@@ -3,13 +3,23 @@
 // only meaningful while the pane is blocked; the row reads them only then.
 
 import { oneLineSummary } from '../core/pending-text.js';
-import { blockedRuleSaw, formatPromptOption, promptId, promptIdFromOption, screenSummaryRaw } from '../core/prompt-id.js';
+import { blockedRuleSaw, formatPromptOption, parseAnswered, promptId, promptIdFromOption, screenSummaryRaw } from '../core/prompt-id.js';
 import type { TmuxCommand } from '../core/stamp-render.js';
 import type { AgentManifest, Snapshot, StampedState } from '../core/types.js';
 import type { PaneRecord } from './pane-list.js';
 
 export const PROMPT_KEY = '@tma_prompt_id';
 export const ANSWERED_KEY = '@tma_answered';
+
+/** The option values the writes leave behind (undefined: unset), for the row built this cycle. */
+export function afterWrites(options: PaneRecord['options'], cmds: readonly TmuxCommand[]): PaneRecord['options'] {
+  const out: Record<string, string | undefined> = { ...options };
+  for (const c of cmds) {
+    if (c[2] === '-u') delete out[c[5]!];
+    else out[c[4]!] = c[5];
+  }
+  return out as PaneRecord['options'];
+}
 
 export function promptWrites(rec: PaneRecord, stamp: StampedState | null, manifest: AgentManifest, snap: Snapshot): TmuxCommand[] {
   const o = rec.options;
@@ -19,6 +29,10 @@ export function promptWrites(rec: PaneRecord, stamp: StampedState | null, manife
   const cmds: TmuxCommand[] = [];
   if (stamp === null || stamp.state !== 'blocked') {
     if (o[PROMPT_KEY] !== undefined) cmds.push(unset(PROMPT_KEY));
+    // Seen not blocked by a look that began after the answer: the answered prompt is gone, and
+    // the same dialog shown again later is a new question.
+    const a = parseAnswered(o[ANSWERED_KEY]);
+    if (a !== null && snap.capturedAt > a.at) cmds.push(unset(ANSWERED_KEY));
     return cmds;
   }
   const seen = blockedRuleSaw(manifest, snap);
@@ -30,7 +44,6 @@ export function promptWrites(rec: PaneRecord, stamp: StampedState | null, manife
       ? stored
       : promptId({
           agent: manifest.name,
-          since: stamp.since,
           seen,
           evidenceAt: stamp.evidenceAt,
           permissionRequest: o['@agent_permission_request'] ?? null,

@@ -65,7 +65,12 @@ export class ScratchTmux {
    * Run a stand-in named `command` in `pane`, painting `fixture`. Resolves once the pane's
    * foreground command is the stand-in and its title is set.
    */
-  async standIn(pane: string, command: string, fixture: string): Promise<StandIn> {
+  async standIn(
+    pane: string,
+    command: string,
+    fixture: string,
+    opts: { afterKey?: { fixture: string; delayMs: number } } = {},
+  ): Promise<StandIn> {
     const id = pane.slice(1);
     const control = join(this.dir, `control-${id}`);
     const keylog = join(this.dir, `keys-${id}`);
@@ -73,7 +78,9 @@ export class ScratchTmux {
     writeFileSync(control, fixturePath(fixture));
     writeFileSync(keylog, '');
     const exe = this.link(command);
-    this.tmux('send-keys', '-t', pane, `${exe} ${STANDIN} ${control} ${keylog}`, 'Enter');
+    const a = opts.afterKey;
+    const prefix = a ? `STANDIN_AFTER_KEY=${fixturePath(a.fixture)} STANDIN_AFTER_KEY_DELAY=${a.delayMs / 1000} ` : '';
+    this.tmux('send-keys', '-t', pane, `${prefix}${exe} ${STANDIN} ${control} ${keylog}`, 'Enter');
     const title = readFileSync(fixturePath(fixture), 'utf8').match(/^# title: ?(.*)$/m)?.[1] ?? '';
     await waitFor(() => {
       const [cmd, t] = this.tmux('display-message', '-p', '-t', pane, '#{pane_current_command}\u001f#{pane_title}').trim().split('\u001f');

@@ -6,11 +6,16 @@ with OSC 2, logs every byte it receives, and repaints whenever the test writes a
 into the control file. Writing "exit" there (or receiving EOF) ends it.
 
 usage: <agent-name> standin.py CONTROL_FILE KEYLOG_FILE
+
+With STANDIN_AFTER_KEY=FIXTURE in its environment, the first input it receives makes it paint
+FIXTURE once, STANDIN_AFTER_KEY_DELAY seconds later (default 0): a slow agent that keeps its old
+prompt up for a while after the key, or one that answers a prompt by showing the next.
 """
 import os
 import select
 import sys
 import termios
+import time
 import tty
 
 
@@ -43,6 +48,9 @@ def main():
     old = termios.tcgetattr(fd)
     tty.setraw(fd)
     last = None
+    after = os.environ.get("STANDIN_AFTER_KEY") or None
+    delay = float(os.environ.get("STANDIN_AFTER_KEY_DELAY") or "0")
+    due = None
     try:
         with open(keylog, "ab", buffering=0) as log:
             while True:
@@ -55,12 +63,17 @@ def main():
                 if want and want != last:
                     paint(want)
                     last = want
+                if due is not None and time.monotonic() >= due:
+                    paint(after)
+                    after, due = None, None
                 ready, _, _ = select.select([fd], [], [], 0.05)
                 if ready:
                     data = os.read(fd, 1024)
                     if not data:
                         return
                     log.write(data)
+                    if after is not None and due is None:
+                        due = time.monotonic() + delay
     finally:
         termios.tcsetattr(fd, termios.TCSADRAIN, old)
 

@@ -60,14 +60,14 @@ describe('oneLineSummary', () => {
 });
 
 describe('prompt ids', () => {
-  const base = { agent: 'claude', since: 1000, seen: 'Bash command\n rm -rf x', evidenceAt: 1000, permissionRequest: null, pendingCall: null };
+  const base = { agent: 'claude', seen: 'Bash command\n rm -rf x', evidenceAt: 1000, permissionRequest: null, pendingCall: null };
 
-  it('are 16 hex digits, stable, and change with the prompt, the episode, the request and the call', () => {
+  it('are 16 hex digits, stable, and change with the prompt, the request and the call', () => {
     const id = promptId(base);
     expect(id).toMatch(/^[0-9a-f]{16}$/);
     expect(promptId({ ...base })).toBe(id);
     expect(promptId({ ...base, seen: 'Bash command\n rm -rf y' })).not.toBe(id);
-    expect(promptId({ ...base, since: 2000 })).not.toBe(id);
+    expect(promptId({ ...base, agent: 'codex' })).not.toBe(id);
     expect(promptId({ ...base, permissionRequest: 'per_1' })).not.toBe(id);
     expect(promptId({ ...base, pendingCall: '{}' })).not.toBe(id);
     // Trailing blanks a repaint may add or drop do not make another prompt.

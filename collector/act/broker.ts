@@ -5,7 +5,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { ActionManifest } from '../core/action-manifest.js';
-import { renderLockAcquire, renderLockRead, renderLockRelease } from '../core/stamp-render.js';
+import { renderLockAcquire, renderLockRead, renderLockRelease, renderLockRewrite } from '../core/stamp-render.js';
 import type { Engine } from '../engine/cycle.js';
 import { isPaneGone, TmuxError } from '../tmux/errors.js';
 import type { TmuxRunner } from '../tmux/runner.js';
@@ -18,7 +18,6 @@ import { formatLockValue, holdsLock, LOCK_SLACK_MS, lockExpiry, lockHeld, nonceF
 import { actResult, type ActReason, type ActResult, type GateReason } from './outcome.js';
 import { claimSlot, isInFlightRecord, readReplay, receiptPath, receiptsDir, recordResult } from './receipts.js';
 import { exclusive } from './pane-mutex.js';
-import { renderGuardedSend } from './guarded-send.js';
 import { formatAnswered, parseAnswered } from '../core/prompt-id.js';
 import { ANSWERED_KEY } from '../engine/prompt-writes.js';
 import { spawnSupervisor } from './supervise.js';
@@ -202,8 +201,15 @@ async function fireLocked(o: FireOptions): Promise<ActResult> {
   const nonce = nonceFromBytes(randomBytes(16));
   const t0 = now();
   const value = formatLockValue({ expiryMs: lockExpiry(t0, lockBound(action)), nonce, pid: process.pid, name: action.name });
-  const acquired = await tmux(o, () => runner.runChain([renderLockAcquire(pane, value, t0), renderLockRead(pane)]));
-  if (!holdsLock((acquired[1] ?? '').trim(), nonce)) return done('refused', 'locked');
+  // What the acquire replaced is read in the same chain: a lock past its deadline whose holder
+  // still runs (a fire stalled on a loaded machine) is handed back, never taken over.
+  const acquired = await tmux(o, () => runner.runChain([renderLockRead(pane), renderLockAcquire(pane, value, t0), renderLockRead(pane)]));
+  if (!holdsLock((acquired[2] ?? '').trim(), nonce)) return done('refused', 'locked');
+  const replaced = (acquired[0] ?? '').trim();
+  if (replaced !== '' && lockHeld(replaced, now(), alive)) {
+    await runner.run(renderLockRewrite(pane, nonce, replaced)).catch(() => undefined);
+    return done('refused', 'locked');
+  }
 
   let handedOver = false;
   try {
@@ -236,12 +242,8 @@ async function fireLocked(o: FireOptions): Promise<ActResult> {
         return done('error');
       }
       const keys = action.keys[g.agent!]!;
-      // Keys and mark in one tmux command, only while the lock is still ours: never keys without
-      // the mark, never keys from a fire whose stalled lock someone else has taken over.
-      const out = await tmux(o, () =>
-        runner.runChain([renderGuardedSend(pane, nonce, keys, ANSWERED_KEY, answered), ['display-message', '-p', '-t', pane, `#{${ANSWERED_KEY}}`]]),
-      );
-      if ((out[1] ?? '').trim() !== answered) return done('refused', 'locked');
+      // The mark rides in the same chain as the keys: no moment where they landed unrecorded.
+      await tmux(o, () => runner.runChain([['send-keys', '-t', pane, ...keys], mark]));
       return done('sent');
     }
 

@@ -58,8 +58,8 @@ export function promptIdFromOption(raw: string | undefined, since: number): stri
   return m !== null && Number(m[1]) === since ? m[2]! : null;
 }
 
-// `@tma_answered`: which prompt a keys action answered, and when: `<id or ->:<ms>[:<nonce>]`.
-// The fire's lock nonce makes the mark its own, so reading it back tells whether it landed.
+// `@tma_answered`: which prompt a keys action answered, and when: `<id or ->:<ms>[:<nonce>]`,
+// the nonce being the answering fire's lock nonce (for whoever reads the pane options).
 export interface Answered {
   promptId: string | null;
   at: number;

@@ -61,7 +61,6 @@ describe('one machine', { timeout: 90_000 }, () => {
     const results = await approvesAt(a.pane, [0, 300, 1000, 2000, 5000]);
     expect(await settledKeys(a)).toBe('1');
     expect(results.filter((r) => r.outcome === 'sent')).toHaveLength(1);
-    expect(results[0]).toMatchObject({ outcome: 'sent', cached: false });
     // The later ones are refused: the prompt on the screen is the one already answered (or, for
     // one that overlapped the first, the pane was still locked).
     for (const r of results.slice(1)) {

@@ -330,7 +330,8 @@ describe('the broker under its lock (library call on real tmux)', () => {
       runChain: async (cmds: string[][], o?: object) => {
         seen.push(...cmds);
         const out = await real.runChain(cmds, o);
-        if (cmds[0]?.[0] === 'set-option' && cmds[0].includes('@agent_action') && cmds[1]?.[0] === 'display-message') afterAcquire();
+        // The acquire chain (the only chain that writes the lock): read, acquire, read back.
+        if (cmds.some((c) => c[0] === 'set-option' && c.includes('@agent_action')) && cmds.at(-1)?.[0] === 'display-message') afterAcquire();
         return out;
       },
     };

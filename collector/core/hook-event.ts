@@ -230,7 +230,7 @@ export function notifiedAtFor(stored: StampedState | null, state: State, now: nu
 // Steps 11 and 12: values copied from the payload into pane options
 
 /** Top-level members of a JSON object payload; anything else has none. */
-function topLevel(payload: string): Record<string, unknown> | null {
+export function topLevel(payload: string): Record<string, unknown> | null {
   try {
     const v: unknown = JSON.parse(payload);
     return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;

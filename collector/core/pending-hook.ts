@@ -2,6 +2,7 @@
 // one-line summary, for `@agent_pending_tool/_call/_summary`. Pure. A pre-tool event or a blocked
 // event describes the pending call; the end of a tool call or of a turn clears it.
 
+import { topLevel } from './hook-event.js';
 import { cleanCall, cleanTool, oneLineSummary } from './pending-text.js';
 import type { State } from './types.js';
 
@@ -9,15 +10,6 @@ export type PendingUpdate =
   | { kind: 'set'; tool: string; call: string | null; summary: string | null }
   | { kind: 'clear' }
   | { kind: 'none' };
-
-function objectOf(text: string): Record<string, unknown> | null {
-  try {
-    const v: unknown = JSON.parse(text);
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
-}
 
 const asObject = (v: unknown): Record<string, unknown> | null =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
@@ -46,7 +38,7 @@ function summaryFrom(tool: string, input: Record<string, unknown> | null, top: R
 
 /** The pending call a payload describes, or null when it names no tool. */
 export function pendingFromPayload(payload: string): { tool: string; call: string | null; summary: string | null } | null {
-  const raw = objectOf(payload);
+  const raw = topLevel(payload);
   if (raw === null) return null;
   const top = asObject(raw['properties']) ?? asObject(raw['permission']) ?? raw;
   let tool = cleanTool(first(top, TOOL_KEYS));

@@ -159,14 +159,18 @@ function fireOnce(o: FireOptions): Promise<ActResult> {
  */
 async function answeredAlready(o: FireOptions, g: PaneFacts): Promise<{ answered: boolean; facts: PaneFacts | null }> {
   const a = parseAnswered(g.answered ?? undefined);
-  if (a === null || o.again) return { answered: false, facts: g };
+  const unidentified = g.state === 'blocked' && (g.promptId ?? null) === null;
+  // Even with nothing answered yet, the keys must be bound to a prompt: its id goes in the mark.
+  if ((a === null || o.again) && !unidentified) return { answered: false, facts: g };
   let f: PaneFacts | null = g;
-  if (g.stampedAt <= a.at || (g.state === 'blocked' && (g.promptId ?? null) === null)) {
+  if (unidentified || (a !== null && g.stampedAt <= a.at)) {
     await o.engine.cycle({ recapture: o.pane });
     f = await readPaneFacts(o.runner, o.pane);
     if (f === null) return { answered: false, facts: null };
   }
-  return { answered: f.state === 'blocked' && (f.promptId ?? null) === a.promptId, facts: f };
+  if (a === null || o.again) return { answered: false, facts: f };
+  // A mark that could not name its prompt covers whatever blocked prompt is showing.
+  return { answered: f.state === 'blocked' && (a.promptId === null || (f.promptId ?? null) === a.promptId), facts: f };
 }
 
 async function fireLocked(o: FireOptions): Promise<ActResult> {

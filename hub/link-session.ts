@@ -19,6 +19,9 @@ import type { ApplyOutcome, FleetStore } from './store.js';
 
 export type ActRequest = Extract<HubFrame, { type: 'act' }>;
 
+/** Parts of one split snapshot a link may have outstanding; a real fleet's snapshot is far smaller. */
+export const PENDING_SNAPSHOT_MAX_BYTES = 16 * 1024 * 1024;
+
 export class ActTimeoutError extends Error {
   constructor(readonly id: string, readonly timeoutMs: number) {
     super(`no act_result for ${id} within ${timeoutMs} ms`);
@@ -39,6 +42,8 @@ export interface LinkSessionOptions {
   /** Silence after which the link is dead: the host goes stale and the link is closed. */
   deadAfterMs: number;
   clock?: () => number;
+  /** Bytes of incomplete snapshot parts held for this link before it is cut off. */
+  pendingSnapshotMaxBytes?: number;
   /** Called after a hello is accepted, so the server can retire an older link of the same host. */
   onHello?: (session: LinkSession) => void;
   /** Called once when the session ends, for the server's bookkeeping. */
@@ -59,6 +64,8 @@ export class LinkSession {
    * follows it may be that snapshot's tail, which must not be taken for the whole.
    */
   private refusedMaybeSnapshot = false;
+  /** Text bytes of the parts of the snapshot being assembled (bounded: parts are held in memory). */
+  private pendingSnapshotBytes = 0;
   private readonly pending = new Map<string, { resolve: (r: ActResult) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
   private readonly clock: () => number;
   private readonly log: Logger;
@@ -132,6 +139,12 @@ export class LinkSession {
       case 'snapshot':
         // The refused frame just before may have been this snapshot's first part.
         if (afterRefusal && !this.o.store.snapshotPending(this.host, this.owner)) return this.brokenSnapshot();
+        if (!this.o.store.snapshotPending(this.host, this.owner)) this.pendingSnapshotBytes = 0;
+        this.pendingSnapshotBytes += text.length;
+        if (!f.complete && this.pendingSnapshotBytes > (this.o.pendingSnapshotMaxBytes ?? PENDING_SNAPSHOT_MAX_BYTES)) {
+          this.o.store.requireSnapshot(this.host, this.owner);
+          return this.fail('too-large', `incomplete snapshot parts exceed ${this.o.pendingSnapshotMaxBytes ?? PENDING_SNAPSHOT_MAX_BYTES} bytes`);
+        }
         return this.applied(this.o.store.applySnapshot(this.host, this.owner, f), f.complete);
       case 'delta':
         return this.applied(this.o.store.applyDelta(this.host, this.owner, f), false);

@@ -45,6 +45,8 @@ export interface StartHubOptions {
   ssh?: SshTuning;
   /** How long `POST /v1/act` waits for the host's answer. */
   actTimeoutMs?: number;
+  /** Bytes of incomplete snapshot parts one link may hold; tests shrink it. */
+  pendingSnapshotMaxBytes?: number;
 }
 
 export interface Hub {
@@ -114,6 +116,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   function attachLink(link: FrameLink, o: { transport: Transport; host: string }): LinkSession {
     const session = new LinkSession({
       link, store, metrics, logger, transport: o.transport, boundHost: o.host, heartbeatMs, deadAfterMs, clock,
+      pendingSnapshotMaxBytes: opts.pendingSnapshotMaxBytes,
       onHello: (s) => {
         const prior = sessions.get(s.host);
         sessions.set(s.host, s);

@@ -19,6 +19,9 @@ import type { ApplyOutcome, FleetStore } from './store.js';
 
 export type ActRequest = Extract<HubFrame, { type: 'act' }>;
 
+/** How long a new link may take to say hello. */
+export const HELLO_TIMEOUT_MS = 10_000;
+
 /** Parts of one split snapshot a link may have outstanding; a real fleet's snapshot is far smaller. */
 export const PENDING_SNAPSHOT_MAX_BYTES = 16 * 1024 * 1024;
 
@@ -42,6 +45,11 @@ export interface LinkSessionOptions {
   /** Silence after which the link is dead: the host goes stale and the link is closed. */
   deadAfterMs: number;
   clock?: () => number;
+  /**
+   * The binding comes from the hub's own config (an `[[ssh]]` entry's name), not from a credential
+   * the collector holds: a hello naming another host is rebound, and told so in the welcome.
+   */
+  rebindHost?: boolean;
   /** Bytes of incomplete snapshot parts held for this link before it is cut off. */
   pendingSnapshotMaxBytes?: number;
   /** Called after a hello is accepted, so the server can retire an older link of the same host. */
@@ -78,8 +86,9 @@ export class LinkSession {
     this.log = o.logger.child({ host: o.boundHost, transport: o.transport });
     o.link.onMessage((text) => this.receive(text));
     o.link.onClose((reason) => this.ended(reason));
-    // A peer that never says hello must not hold a connection forever either.
-    this.armDeadTimer(o.deadAfterMs);
+    // A peer that never says hello must not hold a connection forever either; but a collector
+    // started by ssh on a busy machine may need seconds before its first word.
+    this.armDeadTimer(Math.max(o.deadAfterMs, HELLO_TIMEOUT_MS));
   }
 
   get host(): string {
@@ -187,7 +196,8 @@ export class LinkSession {
     if (f.protocol !== PROTOCOL_VERSION) {
       return this.fail('protocol', `protocol ${f.protocol} is not supported (this hub speaks ${PROTOCOL_VERSION})`);
     }
-    if (f.host !== this.host) {
+    const rebound = f.host !== this.host && this.o.rebindHost === true;
+    if (f.host !== this.host && !rebound) {
       return this.fail('host-mismatch', `this credential publishes for host ${this.host}, not ${f.host}`);
     }
     const { resumeFrom, reconnect } = this.o.store.hello(
@@ -197,8 +207,15 @@ export class LinkSession {
     );
     if (reconnect) this.o.metrics.reconnects++;
     this.phase = 'open';
-    this.send({ type: 'welcome', protocol: PROTOCOL_VERSION, resume_from: resumeFrom });
-    this.log.info({ resume_from: resumeFrom, collector_version: f.collector_version }, 'collector connected');
+    // From here on, silence is measured against the heartbeat, not the hello grace.
+    if (this.deadTimer) clearTimeout(this.deadTimer);
+    this.armDeadTimer(this.o.deadAfterMs);
+    // `host` only when it differs, so a collector that predates the key never sees it.
+    this.send({ type: 'welcome', protocol: PROTOCOL_VERSION, resume_from: resumeFrom, ...(rebound ? { host: this.host } : {}) });
+    this.log.info(
+      { resume_from: resumeFrom, collector_version: f.collector_version, ...(rebound ? { hello_host: f.host } : {}) },
+      'collector connected',
+    );
     this.o.onHello?.(this);
     this.heartbeatTimer = setInterval(() => this.send({ type: 'heartbeat', at: this.clock() }), this.o.heartbeatMs);
     this.heartbeatTimer.unref?.();
@@ -247,19 +264,23 @@ export class LinkSession {
     });
   }
 
+  private silenceLimitMs(): number {
+    return this.phase === 'awaiting-hello' ? Math.max(this.o.deadAfterMs, HELLO_TIMEOUT_MS) : this.o.deadAfterMs;
+  }
+
   private armDeadTimer(ms: number): void {
     this.deadTimer = setTimeout(() => {
       // Re-armed lazily rather than on every frame: a busy link costs no timer churn.
-      const left = this.lastHeardMs + this.o.deadAfterMs - this.clock();
+      const left = this.lastHeardMs + this.silenceLimitMs() - this.clock();
       if (left > 0) return this.armDeadTimer(left);
       // Timers run before sockets are read: after a stall of the hub's own event loop, frames may
       // be waiting unread. setImmediate runs after that read, so only real silence closes the link.
       setImmediate(() => {
         if (this.phase === 'closed') return;
-        const still = this.lastHeardMs + this.o.deadAfterMs - this.clock();
+        const still = this.lastHeardMs + this.silenceLimitMs() - this.clock();
         if (still > 0) return this.armDeadTimer(still);
         this.log.warn({ silent_ms: this.clock() - this.lastHeardMs }, 'collector link silent; marking host stale');
-        this.close(`silent for ${this.o.deadAfterMs} ms`);
+        this.close(`silent for ${this.silenceLimitMs()} ms`);
       });
     }, ms);
     this.deadTimer.unref?.();

@@ -117,6 +117,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     const session = new LinkSession({
       link, store, metrics, logger, transport: o.transport, boundHost: o.host, heartbeatMs, deadAfterMs, clock,
       pendingSnapshotMaxBytes: opts.pendingSnapshotMaxBytes,
+      rebindHost: o.transport !== 'ws',
       onHello: (s) => {
         const prior = sessions.get(s.host);
         sessions.set(s.host, s);

@@ -49,6 +49,9 @@ export const welcomeFrame = z.strictObject({
   protocol: z.number().int().positive(),
   /** Last sequence the hub applied for this epoch; null asks for a fresh snapshot. */
   resume_from: seq.nullable(),
+  /** The host name this link publishes as, when the hub binds it (an ssh entry's name) and it
+   * differs from the hello's. Sent only then, so older collectors never see it. */
+  host: hostName.optional(),
 });
 
 export const snapshotFrame = z.strictObject({

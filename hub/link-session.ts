@@ -52,6 +52,8 @@ export interface LinkSessionOptions {
   rebindHost?: boolean;
   /** Bytes of incomplete snapshot parts held for this link before it is cut off. */
   pendingSnapshotMaxBytes?: number;
+  /** Asked before a hello is accepted: a reason refuses it (another live link holds the host). */
+  admit?: (session: LinkSession) => string | null;
   /** Called after a hello is accepted, so the server can retire an older link of the same host. */
   onHello?: (session: LinkSession) => void;
   /** Called once when the session ends, for the server's bookkeeping. */
@@ -97,6 +99,33 @@ export class LinkSession {
 
   get isOpen(): boolean {
     return this.phase === 'open';
+  }
+
+  /** How long since the peer was last heard from. */
+  get silentMs(): number {
+    return this.clock() - this.lastHeardMs;
+  }
+
+  private acceptedCbs: (() => void)[] | null = [];
+  private resumed = false;
+
+  /** Called once, when the link has proved itself: its first complete snapshot (or resume) applied. */
+  onAccepted(cb: () => void): void {
+    if (this.acceptedCbs) this.acceptedCbs.push(cb);
+    else cb();
+  }
+
+  private accepted(): void {
+    const cbs = this.acceptedCbs;
+    if (!cbs) return;
+    this.acceptedCbs = null;
+    cbs.forEach((cb) => cb());
+  }
+
+  /** Refuse the hello for a reason a retry will not fix; it shows on the host's status. */
+  private refuseHello(code: FrameError['code'], message: string): void {
+    this.o.store.noteRefusal(this.host, message);
+    this.fail(code, message);
   }
 
   private send(frame: HubFrame): void {
@@ -161,6 +190,8 @@ export class LinkSession {
         return this.applied(this.o.store.applyServer(this.host, this.owner, f), false);
       case 'heartbeat':
         this.o.store.noteHeartbeat(this.host, this.owner, f.at, f.seq);
+        // A resumed link proves itself by a heartbeat without a resync asked before it.
+        if (this.resumed && !this.resyncAsked) this.accepted();
         return;
       case 'error':
         this.log.warn({ code: f.code, reason: f.message }, 'collector reported an error');
@@ -194,18 +225,21 @@ export class LinkSession {
 
   private hello(f: Extract<CollectorFrame, { type: 'hello' }>): void {
     if (f.protocol !== PROTOCOL_VERSION) {
-      return this.fail('protocol', `protocol ${f.protocol} is not supported (this hub speaks ${PROTOCOL_VERSION})`);
+      return this.refuseHello('protocol', `protocol ${f.protocol} is not supported (this hub speaks ${PROTOCOL_VERSION})`);
     }
     const rebound = f.host !== this.host && this.o.rebindHost === true;
     if (f.host !== this.host && !rebound) {
-      return this.fail('host-mismatch', `this credential publishes for host ${this.host}, not ${f.host}`);
+      return this.refuseHello('host-mismatch', `this credential publishes for host ${this.host}, not ${f.host}`);
     }
+    const busy = this.o.admit?.(this) ?? null;
+    if (busy !== null) return this.refuseHello('host-busy', busy);
     const { resumeFrom, reconnect } = this.o.store.hello(
       this.host,
       { transport: this.o.transport, epoch: f.epoch, collectorVersion: f.collector_version, actionsAllowed: f.actions_allowed },
       this.owner,
     );
     if (reconnect) this.o.metrics.reconnects++;
+    this.resumed = resumeFrom !== null;
     this.phase = 'open';
     // From here on, silence is measured against the heartbeat, not the hello grace.
     if (this.deadTimer) clearTimeout(this.deadTimer);
@@ -224,7 +258,10 @@ export class LinkSession {
   private applied(r: ApplyOutcome, snapshotComplete: boolean): void {
     if (r.ok) {
       this.o.metrics.framesApplied++;
-      if (snapshotComplete) this.resyncAsked = false;
+      if (snapshotComplete) {
+        this.resyncAsked = false;
+        this.accepted();
+      }
       return;
     }
     if (r.code === 'not-owner') return this.close('replaced by a newer link for this host');

@@ -118,6 +118,13 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
       link, store, metrics, logger, transport: o.transport, boundHost: o.host, heartbeatMs, deadAfterMs, clock,
       pendingSnapshotMaxBytes: opts.pendingSnapshotMaxBytes,
       rebindHost: o.transport !== 'ws',
+      // One live link per host: a second collector is refused rather than taking turns with the
+      // first. A link that has missed a heartbeat is likely gone and may be replaced.
+      admit: (s) => {
+        const prior = sessions.get(s.host);
+        if (!prior || prior === s || !prior.isOpen || prior.silentMs > heartbeatMs * 1.5) return null;
+        return `another collector already publishes for ${s.host} over a live link; this one is refused until that link ends`;
+      },
       onHello: (s) => {
         const prior = sessions.get(s.host);
         sessions.set(s.host, s);

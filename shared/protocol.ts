@@ -94,7 +94,7 @@ export const heartbeatFrame = z.strictObject({
 
 export const errorFrame = z.strictObject({
   type: z.literal('error'),
-  code: z.enum(['bad-json', 'bad-frame', 'unknown-type', 'too-large', 'protocol', 'unauthorized', 'host-mismatch', 'internal']),
+  code: z.enum(['bad-json', 'bad-frame', 'unknown-type', 'too-large', 'protocol', 'unauthorized', 'host-mismatch', 'internal', 'host-busy']),
   message: z.string().max(1000),
 });
 

@@ -62,7 +62,28 @@ export interface DialOptions {
   onLink: (link: FrameLink) => void;
   log?: (line: string) => void;
   backoff?: BackoffPolicy;
+  /** After a refusal a retry cannot fix (bad token, wrong host, old protocol): minutes, not seconds. */
+  refusedBackoff?: BackoffPolicy;
   random?: () => number;
+}
+
+/** A refusal that only a person can fix: the next try waits between one and ten minutes. */
+export const REFUSED_BACKOFF: BackoffPolicy = { baseMs: 60_000, capMs: 600_000 };
+
+/** Hub heartbeats after the welcome, with no error between, that show our snapshot was taken. */
+const HEALTHY_AFTER_HEARTBEATS = 2;
+
+/** What an error frame from the hub says about retrying: null when it is not a refusal. */
+function refusalOf(text: string, welcomed: boolean): string | null {
+  let f: { type?: unknown; code?: unknown; message?: unknown };
+  try {
+    f = JSON.parse(text) as typeof f;
+  } catch {
+    return null;
+  }
+  if (f?.type !== 'error') return null;
+  const permanent = f.code === 'unauthorized' || f.code === 'host-mismatch' || (f.code === 'protocol' && !welcomed);
+  return permanent ? `${String(f.code)}: ${String(f.message).slice(0, 300)}` : null;
 }
 
 export interface Dialer {
@@ -74,13 +95,25 @@ export function dialHub(opts: DialOptions): Dialer {
   const log = opts.log ?? (() => undefined);
   const policy = opts.backoff ?? DEFAULT_BACKOFF;
   const random = opts.random ?? Math.random;
+  const refusedPolicy = opts.refusedBackoff ?? REFUSED_BACKOFF;
   let attempt = 0;
+  let refusedAttempt = 0;
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let current: FrameLink | null = null;
+  /** The refusal last logged: the same one again is not repeated (it would say nothing new). */
+  let lastRefusal: string | null = null;
 
-  const retry = (why: string) => {
+  const retry = (why: string, refusal: string | null = null) => {
     if (stopped) return;
+    if (refusal !== null) {
+      // Waits at least the policy's base: a person has to change something first.
+      const delay = refusedPolicy.baseMs + backoffDelay(refusedAttempt++, refusedPolicy, random);
+      if (refusal !== lastRefusal) log(`hub refused this collector (${refusal}); retrying in ${Math.round(delay / 1000)} s, quietly until the reason changes`);
+      lastRefusal = refusal;
+      timer = setTimeout(connect, delay);
+      return;
+    }
     const delay = backoffDelay(attempt++, policy, random);
     log(`hub link ${why}; reconnecting in ${delay} ms`);
     timer = setTimeout(connect, delay);
@@ -98,17 +131,32 @@ export function dialHub(opts: DialOptions): Dialer {
     let opened = false;
     ws.on('unexpected-response', (_req, res) => {
       ws.terminate();
-      retry(`refused by the hub (HTTP ${res.statusCode})`);
+      const code = res.statusCode ?? 0;
+      const why = `refused by the hub (HTTP ${code}${code === 401 ? ': unknown token' : code === 403 ? ': not a collector token' : ''})`;
+      retry(why, code === 401 || code === 403 ? why : null);
     });
     ws.on('open', () => {
       opened = true;
       const link = wsLink(ws);
       current = link;
-      // A hub that answered is a good sign, but only a hub that talks resets the backoff.
-      link.onMessage(() => (attempt = 0));
+      let welcomed = false;
+      let heartbeats = 0;
+      let refusal: string | null = null;
+      // A hello answered is not yet a link that works: only hub heartbeats after the welcome,
+      // with no refusal between, show the snapshot was taken. Then, and only then, the backoff resets.
+      link.onMessage((text) => {
+        refusal ??= refusalOf(text, welcomed);
+        if (text.includes('"type":"welcome"')) welcomed = true;
+        else if (welcomed && text.includes('"type":"heartbeat"') && ++heartbeats === HEALTHY_AFTER_HEARTBEATS && refusal === null) {
+          attempt = 0;
+          refusedAttempt = 0;
+          if (lastRefusal !== null) log('hub link up again');
+          lastRefusal = null;
+        }
+      });
       link.onClose((reason) => {
         if (current === link) current = null;
-        retry(reason);
+        retry(reason, refusal);
       });
       opts.onLink(link);
     });

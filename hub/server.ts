@@ -25,6 +25,8 @@ import { sseSink, wsSink } from './stream-sinks.js';
 import { StreamHub } from './streams.js';
 import { CLOSE_GOING_AWAY, wsFrameLink } from './ws-link.js';
 import { mountWebPage } from './web/assets.js';
+import { DEFAULT_CONNECTION_LIMITS, limitConnections, type ConnectionLimits } from './request-limits.js';
+import { LogSampler } from './sampled-log.js';
 import { whoamiHandler } from './whoami.js';
 
 export interface StartHubOptions {
@@ -45,6 +47,8 @@ export interface StartHubOptions {
   ssh?: SshTuning;
   /** How long `POST /v1/act` waits for the host's answer. */
   actTimeoutMs?: number;
+  /** Connection caps and timeouts; tests shrink them. */
+  connectionLimits?: Partial<ConnectionLimits>;
   /** Bytes of incomplete snapshot parts one link may hold; tests shrink it. */
   pendingSnapshotMaxBytes?: number;
 }
@@ -108,6 +112,12 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   for (const s of config.ssh) store.declare(s.name, 'ssh');
   const streams = new StreamHub(store, { coalesceMs: opts.streamCoalesceMs ?? 50, keepaliveMs: heartbeatMs, logger, metrics, clock });
   const sessions = new Map<string, LinkSession>();
+  // Refused credentials are counted in /metrics every time, logged only as a sample.
+  const refusalSampler = new LogSampler(10_000, clock);
+  const logRefusal = (endpoint: string, reason: string) => {
+    const t = refusalSampler.take(`${endpoint} ${reason}`);
+    if (t.log) logger.warn({ endpoint, reason, ...(t.suppressed > 0 ? { suppressed_since_last: t.suppressed } : {}) }, 'request refused');
+  };
   const links = new Set<LinkSession>();
 
   const sweepTimer = setInterval(() => store.sweep(), heartbeatMs);
@@ -147,7 +157,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     const r = authClient(book, c.req.header('authorization'));
     if (r.ok) return null;
     metrics.authFailed(endpoint, r.reason);
-    logger.warn({ endpoint, reason: r.reason }, 'request refused');
+    logRefusal(endpoint, r.reason);
     if (r.status === 401) c.header('WWW-Authenticate', 'Bearer');
     return c.json(errorBody(authFailureMessage(r)), r.status);
   };
@@ -170,7 +180,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   });
 
   registerActRoute(app, {
-    book, store, metrics, logger, clock, session: (host) => sessions.get(host), timeoutMs: opts.actTimeoutMs ?? DEFAULT_ACT_TIMEOUT_MS,
+    book, store, metrics, logger, clock, session: (host) => sessions.get(host), timeoutMs: opts.actTimeoutMs ?? DEFAULT_ACT_TIMEOUT_MS, logRefusal,
   });
 
   app.get('/metrics', (c) => {
@@ -193,7 +203,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     const r = authClient(book, req.headers.authorization);
     if (!r.ok) {
       metrics.authFailed('/v1/subscribe', r.reason);
-      logger.warn({ endpoint: '/v1/subscribe', reason: r.reason }, 'request refused');
+      logRefusal('/v1/subscribe', r.reason);
       return { ok: false, ...json(r.status, errorBody(authFailureMessage(r))) };
     }
     try {
@@ -217,7 +227,8 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     streams.add((slow) => sseSink(res, limits, slow), r.selector, r.events);
   }
 
-  const server = createServer((req, res) => {
+  // Header and request timeouts are enforced on this interval (Node's default is 30 s).
+  const server = createServer({ connectionsCheckingInterval: 2000 }, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method === 'GET' && path === '/v1/subscribe' && (req.headers.accept ?? '').includes('text/event-stream')) {
       try {
@@ -230,6 +241,11 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
       return;
     }
     void honoListener(req, res);
+  });
+
+  limitConnections(server, { ...DEFAULT_CONNECTION_LIMITS, ...opts.connectionLimits }, (address) => {
+    metrics.connectionsRefused++;
+    logRefusal('(connection)', `too many connections from ${address} or in all`);
   });
 
   // ---- WebSocket upgrades -------------------------------------------------------------------------
@@ -252,7 +268,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
       const r = authCollector(book, req.headers.authorization);
       if (!r.ok) {
         metrics.authFailed('/v1/collect', r.reason);
-        logger.warn({ endpoint: '/v1/collect', reason: r.reason }, 'collector refused');
+        logRefusal('/v1/collect', r.reason);
         return rejectUpgrade(socket, r.status, authFailureMessage(r));
       }
       collectWss.handleUpgrade(req, socket, head, (ws) => acceptCollector(ws, r.who.host));

@@ -8,7 +8,7 @@ import { collectUrl, dialHub } from '../../collector/fleet/ws-link.js';
 import { hostName } from '../../collector/tmux/host.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
 import { ExitError, guard } from '../local.js';
-import { assembleCollector } from '../collector-assembly.js';
+import { assembleCollector, heartbeatOverride } from '../collector-assembly.js';
 
 const HOST_NAME = /^[A-Za-z0-9._-]{1,253}$/;
 
@@ -91,7 +91,7 @@ export async function main(p: Parsed): Promise<number> {
       stdioEnd.onClose(() => shutdown(0));
       publisher.attach(stdioEnd);
     } else {
-      dialer = dialHub({ url: url!, token, onLink: (link) => publisher.attach(link), log });
+      dialer = dialHub({ url: url!, token, onLink: (link) => publisher.attach(link), log, healthyAfterMs: heartbeatOverride(env) });
     }
     await engines.start();
     started = true;

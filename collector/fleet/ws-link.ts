@@ -4,7 +4,7 @@
 
 import WebSocket from 'ws';
 import type { FrameLink } from '../../shared/link.js';
-import { MAX_FRAME_BYTES } from '../../shared/protocol.js';
+import { HEARTBEAT_MS, MAX_FRAME_BYTES } from '../../shared/protocol.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from '../../shared/backoff.js';
 
 /** `ws://host:port` and `ws://host:port/` mean the collect endpoint; any other path is kept. */
@@ -65,13 +65,13 @@ export interface DialOptions {
   /** After a refusal a retry cannot fix (bad token, wrong host, old protocol): minutes, not seconds. */
   refusedBackoff?: BackoffPolicy;
   random?: () => number;
+  /** A welcomed link with no error frame for this long has had its snapshot taken: backoff resets. */
+  healthyAfterMs?: number;
 }
 
 /** A refusal that only a person can fix: the next try waits between one and ten minutes. */
 export const REFUSED_BACKOFF: BackoffPolicy = { baseMs: 60_000, capMs: 600_000 };
 
-/** Hub heartbeats after the welcome, with no error between, that show our snapshot was taken. */
-const HEALTHY_AFTER_HEARTBEATS = 2;
 
 /** What an error frame from the hub says about retrying: null when it is not a refusal. */
 function refusalOf(text: string, welcomed: boolean): string | null {
@@ -140,21 +140,27 @@ export function dialHub(opts: DialOptions): Dialer {
       const link = wsLink(ws);
       current = link;
       let welcomed = false;
-      let heartbeats = 0;
+      let erred = false;
       let refusal: string | null = null;
-      // A hello answered is not yet a link that works: only hub heartbeats after the welcome,
-      // with no refusal between, show the snapshot was taken. Then, and only then, the backoff resets.
+      let healthy: ReturnType<typeof setTimeout> | null = null;
+      // A hello answered is not yet a link that works: the hub refuses a bad snapshot at once, so a
+      // welcomed link that hears no error for a while has had its snapshot taken. Only then does the
+      // backoff reset; a link refused every time keeps backing off.
       link.onMessage((text) => {
         refusal ??= refusalOf(text, welcomed);
-        if (text.includes('"type":"welcome"')) welcomed = true;
-        else if (welcomed && text.includes('"type":"heartbeat"') && ++heartbeats === HEALTHY_AFTER_HEARTBEATS && refusal === null) {
+        if (text.includes('"type":"error"')) erred = true;
+        if (welcomed || !text.includes('"type":"welcome"')) return;
+        welcomed = true;
+        healthy = setTimeout(() => {
+          if (erred || current !== link) return;
           attempt = 0;
           refusedAttempt = 0;
           if (lastRefusal !== null) log('hub link up again');
           lastRefusal = null;
-        }
+        }, opts.healthyAfterMs ?? HEARTBEAT_MS);
       });
       link.onClose((reason) => {
+        if (healthy) clearTimeout(healthy);
         if (current === link) current = null;
         retry(reason, refusal);
       });

@@ -337,6 +337,14 @@ async function main(): Promise<void> {
     }
     await sleep(1000);
   }
+  if (wrong > 0) {
+    const d = (await api('/v1/agents').then((r) => r.json()).catch(() => null)) as { agents: Row[]; hosts: { host: string; reachable: boolean; reason: string | null; last_refusal: unknown }[] } | null;
+    for (const s of sites) {
+      const r = d?.agents.find((x) => x.host === s.host && x.pane === s.agent.pane);
+      const h = d?.hosts.find((x) => x.host === s.host);
+      if (!r || r.stale || r.state !== 'idle') log(`wrong: ${s.host} row=${r ? `${r.state}${r.stale ? ' stale' : ''}` : 'missing'} host=${JSON.stringify(h)}`);
+    }
+  }
   sampleHubRss();
   running = false;
   clearInterval(rssTimer);

@@ -189,6 +189,25 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     return c.body(metrics.render(store, clock()), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
   });
 
+  // An operator removes a host and its rows: one that is gone for good, or whose rows went wrong.
+  app.delete('/v1/hosts/:name', (c) => {
+    const r = authClient(book, c.req.header('authorization'));
+    if (!r.ok || r.who.role !== 'operator') {
+      const refused = clientAuth(c, '/v1/hosts');
+      if (refused) return refused;
+      metrics.authFailed('/v1/hosts', 'wrong-kind');
+      return c.json(errorBody('forgetting a host needs an operator token; this one may only read'), 403);
+    }
+    const host = c.req.param('name');
+    if (!store.hostStatuses().some((h) => h.host === host)) return c.json(errorBody(`no host ${host}`), 404);
+    if (sessions.get(host)?.isOpen) {
+      return c.json(errorBody(`${host} is connected right now and would only come back; stop its collector (or remove its entry) first`), 409);
+    }
+    store.forget(host);
+    logger.info({ host, who: r.who.name }, 'host forgotten');
+    return c.json({ schema: 1, forgotten: host }, 200);
+  });
+
   app.get('/v1/subscribe', (c) => c.json(errorBody('open a WebSocket, or send Accept: text/event-stream'), 406));
   app.notFound((c) => c.json(errorBody('not found'), 404));
   app.onError((err, c) => {

@@ -15,6 +15,9 @@ export function collectUrl(hub: string): string {
   } catch {
     throw new Error(`--hub ${JSON.stringify(hub)} is not a URL (want ws://HOST:PORT)`);
   }
+  if (u.protocol === 'http:' || u.protocol === 'https:') {
+    throw new Error(`a collector dials the hub over WebSocket: --hub ${u.protocol === 'https:' ? 'wss' : 'ws'}://${u.host} (same host and port)`);
+  }
   if (u.protocol !== 'ws:' && u.protocol !== 'wss:') throw new Error(`--hub must be a ws:// or wss:// URL, not ${u.protocol}`);
   if (u.pathname === '' || u.pathname === '/') u.pathname = '/v1/collect';
   return u.toString();

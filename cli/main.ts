@@ -23,6 +23,7 @@ export const VERBS: Record<string, OptSpec> = {
   supervise: { pane: { kind: 'value' }, name: { kind: 'value' }, nonce: { kind: 'value' }, 'timeout-ms': { kind: 'value' } },
   collector: { stdio: { kind: 'bool' }, 'host-name': { kind: 'value' }, interval: { kind: 'value' } },
   hub: { listen: { kind: 'value' }, 'no-local': { kind: 'bool' } },
+  forget: {},
   wait: {
     until: { kind: 'value' }, pane: { kind: 'value' }, any: { kind: 'bool' }, all: { kind: 'bool' },
     count: { kind: 'value' }, since: { kind: 'value' }, timeout: { kind: 'value' }, json: { kind: 'bool' }, ...sel,
@@ -61,6 +62,7 @@ fleet: --hub URL (or TMA_HUB) with --token-file F (or TMA_HUB_TOKEN, a token or 
   ls, status, wait, subscribe and act against a hub, over every host; --host NAME selects one;
   act NAME --host H [--server S] --pane ID fires on that host (an operator token; --slot KEY
   replays instead of firing twice)
+  forget HOST (with --hub)                drop a host that is gone, and its rows (operator token)
   version                                 print the version
 
 selectors: --state LIST --agent NAME --session NAME --repo NAME --branch NAME
@@ -74,6 +76,7 @@ const FLEET_READ_VERBS = new Set(['ls', 'status', 'wait', 'subscribe']);
 
 async function loadFleet(verb: string): Promise<VerbMain | null> {
   if (verb === 'act') return (await import('./fleet/act-verb.js')).main;
+  if (verb === 'forget') return (await import('./fleet/forget-verb.js')).main;
   if (!FLEET_READ_VERBS.has(verb)) return null;
   const m = await import('./fleet/read-verbs.js');
   return verb === 'ls' ? m.ls : verb === 'status' ? m.status : verb === 'wait' ? m.wait : m.subscribe;
@@ -105,6 +108,10 @@ async function load(verb: string): Promise<VerbMain> {
       return (await import('./verbs/collector.js')).main;
     case 'hub':
       return (await import('./verbs/hub.js')).main;
+    case 'forget':
+      return async () => {
+        throw new UsageError('forget works on a hub: tma --hub URL forget HOST');
+      };
     default:
       return async () => {
         process.stdout.write(`tma ${VERSION}\n`);
@@ -113,7 +120,18 @@ async function load(verb: string): Promise<VerbMain> {
   }
 }
 
+/** A reader that went away (`tma ls | head -1`) is not an error: stop writing and exit quietly. */
+function quietOnBrokenPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw e;
+    });
+  }
+}
+
 export async function run(argv: string[]): Promise<number> {
+  quietOnBrokenPipe();
   let parsed: Parsed;
   try {
     parsed = parseArgv(argv, VERBS);
@@ -142,7 +160,16 @@ export async function run(argv: string[]): Promise<number> {
       process.stderr.write(`tma: ${e.message}\n`);
       return 2;
     }
-    throw e;
+    // Every error a person can cause is one line; a stack trace only on request (TMA_DEBUG=1).
+    // An ExitError (cli/local.ts, not imported here to keep start-up small) carries its exit code.
+    const code = (e as { code?: unknown }).code;
+    if (e instanceof Error && e.name === 'Error' && typeof code === 'number') {
+      process.stderr.write(`tma: ${e.message}\n`);
+      return code;
+    }
+    if (process.env.TMA_DEBUG) throw e;
+    process.stderr.write(`tma: ${(e as Error).message ?? String(e)}\n`);
+    return 1;
   }
 }
 

@@ -15,6 +15,7 @@ import { authClient, type TokenBook } from './auth.js';
 import { ActTimeoutError, LinkClosedError, type LinkSession } from './link-session.js';
 import type { HubMetrics } from './metrics.js';
 import type { FleetStore } from './store.js';
+import { BodyTooLarge, readBodyLimited } from './request-limits.js';
 
 export const DEFAULT_ACT_TIMEOUT_MS = 10_000;
 /** An act body is a handful of short fields; anything this large is not one. */
@@ -29,6 +30,8 @@ export interface ActRouteDeps {
   session: (host: string) => LinkSession | undefined;
   /** How long the hub waits for the host's answer before reporting `fired-unknown`. */
   timeoutMs: number;
+  /** Log a refused credential (sampled: strangers can send these at will). */
+  logRefusal: (endpoint: string, reason: string) => void;
 }
 
 const errorBody = (message: string) => ({ schema: 1 as const, error: message });
@@ -51,7 +54,7 @@ export function registerActRoute(app: Hono, d: ActRouteDeps): void {
     const auth = authClient(d.book, c.req.header('authorization'));
     if (!auth.ok) {
       d.metrics.authFailed('/v1/act', auth.reason);
-      d.logger.warn({ endpoint: '/v1/act', reason: auth.reason }, 'request refused');
+      d.logRefusal('/v1/act', auth.reason);
       if (auth.status === 401) c.header('WWW-Authenticate', 'Bearer');
       const msg = auth.reason === 'missing' ? 'missing bearer token' : auth.reason === 'unknown' ? 'unknown token' : 'this token is not valid for this endpoint';
       return c.json(errorBody(msg), auth.status);
@@ -62,8 +65,13 @@ export function registerActRoute(app: Hono, d: ActRouteDeps): void {
       return c.json(errorBody('acting needs an operator token; this one may only read'), 403);
     }
 
-    const text = await c.req.text();
-    if (Buffer.byteLength(text) > MAX_BODY_BYTES) return c.json(errorBody(`body larger than ${MAX_BODY_BYTES} bytes`), 400);
+    let text: string;
+    try {
+      text = await readBodyLimited(c.req.raw, MAX_BODY_BYTES);
+    } catch (e) {
+      if (e instanceof BodyTooLarge) return c.json(errorBody(e.message), 413, { connection: 'close' });
+      throw e;
+    }
     let raw: unknown;
     try {
       raw = JSON.parse(text);

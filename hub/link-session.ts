@@ -19,6 +19,12 @@ import type { ApplyOutcome, FleetStore } from './store.js';
 
 export type ActRequest = Extract<HubFrame, { type: 'act' }>;
 
+/** How long a new link may take to say hello. */
+export const HELLO_TIMEOUT_MS = 10_000;
+
+/** Parts of one split snapshot a link may have outstanding; a real fleet's snapshot is far smaller. */
+export const PENDING_SNAPSHOT_MAX_BYTES = 16 * 1024 * 1024;
+
 export class ActTimeoutError extends Error {
   constructor(readonly id: string, readonly timeoutMs: number) {
     super(`no act_result for ${id} within ${timeoutMs} ms`);
@@ -39,6 +45,15 @@ export interface LinkSessionOptions {
   /** Silence after which the link is dead: the host goes stale and the link is closed. */
   deadAfterMs: number;
   clock?: () => number;
+  /**
+   * The binding comes from the hub's own config (an `[[ssh]]` entry's name), not from a credential
+   * the collector holds: a hello naming another host is rebound, and told so in the welcome.
+   */
+  rebindHost?: boolean;
+  /** Bytes of incomplete snapshot parts held for this link before it is cut off. */
+  pendingSnapshotMaxBytes?: number;
+  /** Asked before a hello is accepted: a reason refuses it (another live link holds the host). */
+  admit?: (session: LinkSession) => string | null;
   /** Called after a hello is accepted, so the server can retire an older link of the same host. */
   onHello?: (session: LinkSession) => void;
   /** Called once when the session ends, for the server's bookkeeping. */
@@ -59,6 +74,8 @@ export class LinkSession {
    * follows it may be that snapshot's tail, which must not be taken for the whole.
    */
   private refusedMaybeSnapshot = false;
+  /** Text bytes of the parts of the snapshot being assembled (bounded: parts are held in memory). */
+  private pendingSnapshotBytes = 0;
   private readonly pending = new Map<string, { resolve: (r: ActResult) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
   private readonly clock: () => number;
   private readonly log: Logger;
@@ -71,8 +88,9 @@ export class LinkSession {
     this.log = o.logger.child({ host: o.boundHost, transport: o.transport });
     o.link.onMessage((text) => this.receive(text));
     o.link.onClose((reason) => this.ended(reason));
-    // A peer that never says hello must not hold a connection forever either.
-    this.armDeadTimer(o.deadAfterMs);
+    // A peer that never says hello must not hold a connection forever either; but a collector
+    // started by ssh on a busy machine may need seconds before its first word.
+    this.armDeadTimer(Math.max(o.deadAfterMs, HELLO_TIMEOUT_MS));
   }
 
   get host(): string {
@@ -81,6 +99,33 @@ export class LinkSession {
 
   get isOpen(): boolean {
     return this.phase === 'open';
+  }
+
+  /** How long since the peer was last heard from. */
+  get silentMs(): number {
+    return this.clock() - this.lastHeardMs;
+  }
+
+  private acceptedCbs: (() => void)[] | null = [];
+  private resumed = false;
+
+  /** Called once, when the link has proved itself: its first complete snapshot (or resume) applied. */
+  onAccepted(cb: () => void): void {
+    if (this.acceptedCbs) this.acceptedCbs.push(cb);
+    else cb();
+  }
+
+  private accepted(): void {
+    const cbs = this.acceptedCbs;
+    if (!cbs) return;
+    this.acceptedCbs = null;
+    cbs.forEach((cb) => cb());
+  }
+
+  /** Refuse the hello for a reason a retry will not fix; it shows on the host's status. */
+  private refuseHello(code: FrameError['code'], message: string): void {
+    this.o.store.noteRefusal(this.host, message);
+    this.fail(code, message);
   }
 
   private send(frame: HubFrame): void {
@@ -132,6 +177,12 @@ export class LinkSession {
       case 'snapshot':
         // The refused frame just before may have been this snapshot's first part.
         if (afterRefusal && !this.o.store.snapshotPending(this.host, this.owner)) return this.brokenSnapshot();
+        if (!this.o.store.snapshotPending(this.host, this.owner)) this.pendingSnapshotBytes = 0;
+        this.pendingSnapshotBytes += text.length;
+        if (!f.complete && this.pendingSnapshotBytes > (this.o.pendingSnapshotMaxBytes ?? PENDING_SNAPSHOT_MAX_BYTES)) {
+          this.o.store.requireSnapshot(this.host, this.owner);
+          return this.fail('too-large', `incomplete snapshot parts exceed ${this.o.pendingSnapshotMaxBytes ?? PENDING_SNAPSHOT_MAX_BYTES} bytes`);
+        }
         return this.applied(this.o.store.applySnapshot(this.host, this.owner, f), f.complete);
       case 'delta':
         return this.applied(this.o.store.applyDelta(this.host, this.owner, f), false);
@@ -139,6 +190,8 @@ export class LinkSession {
         return this.applied(this.o.store.applyServer(this.host, this.owner, f), false);
       case 'heartbeat':
         this.o.store.noteHeartbeat(this.host, this.owner, f.at, f.seq);
+        // A resumed link proves itself by a heartbeat without a resync asked before it.
+        if (this.resumed && !this.resyncAsked) this.accepted();
         return;
       case 'error':
         this.log.warn({ code: f.code, reason: f.message }, 'collector reported an error');
@@ -172,20 +225,31 @@ export class LinkSession {
 
   private hello(f: Extract<CollectorFrame, { type: 'hello' }>): void {
     if (f.protocol !== PROTOCOL_VERSION) {
-      return this.fail('protocol', `protocol ${f.protocol} is not supported (this hub speaks ${PROTOCOL_VERSION})`);
+      return this.refuseHello('protocol', `protocol ${f.protocol} is not supported (this hub speaks ${PROTOCOL_VERSION})`);
     }
-    if (f.host !== this.host) {
-      return this.fail('host-mismatch', `this credential publishes for host ${this.host}, not ${f.host}`);
+    const rebound = f.host !== this.host && this.o.rebindHost === true;
+    if (f.host !== this.host && !rebound) {
+      return this.refuseHello('host-mismatch', `this credential publishes for host ${this.host}, not ${f.host}`);
     }
+    const busy = this.o.admit?.(this) ?? null;
+    if (busy !== null) return this.refuseHello('host-busy', busy);
     const { resumeFrom, reconnect } = this.o.store.hello(
       this.host,
       { transport: this.o.transport, epoch: f.epoch, collectorVersion: f.collector_version, actionsAllowed: f.actions_allowed },
       this.owner,
     );
     if (reconnect) this.o.metrics.reconnects++;
+    this.resumed = resumeFrom !== null;
     this.phase = 'open';
-    this.send({ type: 'welcome', protocol: PROTOCOL_VERSION, resume_from: resumeFrom });
-    this.log.info({ resume_from: resumeFrom, collector_version: f.collector_version }, 'collector connected');
+    // From here on, silence is measured against the heartbeat, not the hello grace.
+    if (this.deadTimer) clearTimeout(this.deadTimer);
+    this.armDeadTimer(this.o.deadAfterMs);
+    // `host` only when it differs, so a collector that predates the key never sees it.
+    this.send({ type: 'welcome', protocol: PROTOCOL_VERSION, resume_from: resumeFrom, ...(rebound ? { host: this.host } : {}) });
+    this.log.info(
+      { resume_from: resumeFrom, collector_version: f.collector_version, ...(rebound ? { hello_host: f.host } : {}) },
+      'collector connected',
+    );
     this.o.onHello?.(this);
     this.heartbeatTimer = setInterval(() => this.send({ type: 'heartbeat', at: this.clock() }), this.o.heartbeatMs);
     this.heartbeatTimer.unref?.();
@@ -194,7 +258,10 @@ export class LinkSession {
   private applied(r: ApplyOutcome, snapshotComplete: boolean): void {
     if (r.ok) {
       this.o.metrics.framesApplied++;
-      if (snapshotComplete) this.resyncAsked = false;
+      if (snapshotComplete) {
+        this.resyncAsked = false;
+        this.accepted();
+      }
       return;
     }
     if (r.code === 'not-owner') return this.close('replaced by a newer link for this host');
@@ -234,19 +301,23 @@ export class LinkSession {
     });
   }
 
+  private silenceLimitMs(): number {
+    return this.phase === 'awaiting-hello' ? Math.max(this.o.deadAfterMs, HELLO_TIMEOUT_MS) : this.o.deadAfterMs;
+  }
+
   private armDeadTimer(ms: number): void {
     this.deadTimer = setTimeout(() => {
       // Re-armed lazily rather than on every frame: a busy link costs no timer churn.
-      const left = this.lastHeardMs + this.o.deadAfterMs - this.clock();
+      const left = this.lastHeardMs + this.silenceLimitMs() - this.clock();
       if (left > 0) return this.armDeadTimer(left);
       // Timers run before sockets are read: after a stall of the hub's own event loop, frames may
       // be waiting unread. setImmediate runs after that read, so only real silence closes the link.
       setImmediate(() => {
         if (this.phase === 'closed') return;
-        const still = this.lastHeardMs + this.o.deadAfterMs - this.clock();
+        const still = this.lastHeardMs + this.silenceLimitMs() - this.clock();
         if (still > 0) return this.armDeadTimer(still);
         this.log.warn({ silent_ms: this.clock() - this.lastHeardMs }, 'collector link silent; marking host stale');
-        this.close(`silent for ${this.o.deadAfterMs} ms`);
+        this.close(`silent for ${this.silenceLimitMs()} ms`);
       });
     }, ms);
     this.deadTimer.unref?.();

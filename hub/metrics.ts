@@ -17,6 +17,7 @@ export class HubMetrics {
   framesApplied = 0;
   reconnects = 0;
   resyncs = 0;
+  connectionsRefused = 0;
 
   private bump<K>(m: Map<K, number>, k: K, by = 1): void {
     m.set(k, (m.get(k) ?? 0) + by);
@@ -68,6 +69,9 @@ export class HubMetrics {
         const [endpoint, reason] = k.split('\u0000');
         return `tma_hub_auth_failures_total{endpoint="${label(endpoint ?? '')}",reason="${label(reason ?? '')}"} ${n}`;
       }),
+    ]);
+    metric('tma_hub_connections_refused_total', 'counter', 'Connections closed at once: over the per-address or total cap.', [
+      `tma_hub_connections_refused_total ${this.connectionsRefused}`,
     ]);
     metric('tma_hub_subscribers', 'gauge', 'Open fleet streams.', [
       `tma_hub_subscribers{transport="ws"} ${this.subscribers.get('ws') ?? 0}`,

@@ -25,6 +25,8 @@ import { sseSink, wsSink } from './stream-sinks.js';
 import { StreamHub } from './streams.js';
 import { CLOSE_GOING_AWAY, wsFrameLink } from './ws-link.js';
 import { mountWebPage } from './web/assets.js';
+import { DEFAULT_CONNECTION_LIMITS, limitConnections, type ConnectionLimits } from './request-limits.js';
+import { LogSampler } from './sampled-log.js';
 import { whoamiHandler } from './whoami.js';
 
 export interface StartHubOptions {
@@ -45,6 +47,10 @@ export interface StartHubOptions {
   ssh?: SshTuning;
   /** How long `POST /v1/act` waits for the host's answer. */
   actTimeoutMs?: number;
+  /** Connection caps and timeouts; tests shrink them. */
+  connectionLimits?: Partial<ConnectionLimits>;
+  /** Bytes of incomplete snapshot parts one link may hold; tests shrink it. */
+  pendingSnapshotMaxBytes?: number;
 }
 
 export interface Hub {
@@ -106,6 +112,12 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   for (const s of config.ssh) store.declare(s.name, 'ssh');
   const streams = new StreamHub(store, { coalesceMs: opts.streamCoalesceMs ?? 50, keepaliveMs: heartbeatMs, logger, metrics, clock });
   const sessions = new Map<string, LinkSession>();
+  // Refused credentials are counted in /metrics every time, logged only as a sample.
+  const refusalSampler = new LogSampler(10_000, clock);
+  const logRefusal = (endpoint: string, reason: string) => {
+    const t = refusalSampler.take(`${endpoint} ${reason}`);
+    if (t.log) logger.warn({ endpoint, reason, ...(t.suppressed > 0 ? { suppressed_since_last: t.suppressed } : {}) }, 'request refused');
+  };
   const links = new Set<LinkSession>();
 
   const sweepTimer = setInterval(() => store.sweep(), heartbeatMs);
@@ -114,6 +126,15 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   function attachLink(link: FrameLink, o: { transport: Transport; host: string }): LinkSession {
     const session = new LinkSession({
       link, store, metrics, logger, transport: o.transport, boundHost: o.host, heartbeatMs, deadAfterMs, clock,
+      pendingSnapshotMaxBytes: opts.pendingSnapshotMaxBytes,
+      rebindHost: o.transport !== 'ws',
+      // One live link per host: a second collector is refused rather than taking turns with the
+      // first. A link that has missed a heartbeat is likely gone and may be replaced.
+      admit: (s) => {
+        const prior = sessions.get(s.host);
+        if (!prior || prior === s || !prior.isOpen || prior.silentMs > heartbeatMs * 1.5) return null;
+        return `another collector already publishes for ${s.host} over a live link; this one is refused until that link ends`;
+      },
       onHello: (s) => {
         const prior = sessions.get(s.host);
         sessions.set(s.host, s);
@@ -136,7 +157,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     const r = authClient(book, c.req.header('authorization'));
     if (r.ok) return null;
     metrics.authFailed(endpoint, r.reason);
-    logger.warn({ endpoint, reason: r.reason }, 'request refused');
+    logRefusal(endpoint, r.reason);
     if (r.status === 401) c.header('WWW-Authenticate', 'Bearer');
     return c.json(errorBody(authFailureMessage(r)), r.status);
   };
@@ -159,13 +180,32 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   });
 
   registerActRoute(app, {
-    book, store, metrics, logger, clock, session: (host) => sessions.get(host), timeoutMs: opts.actTimeoutMs ?? DEFAULT_ACT_TIMEOUT_MS,
+    book, store, metrics, logger, clock, session: (host) => sessions.get(host), timeoutMs: opts.actTimeoutMs ?? DEFAULT_ACT_TIMEOUT_MS, logRefusal,
   });
 
   app.get('/metrics', (c) => {
     const refused = clientAuth(c, '/metrics');
     if (refused) return refused;
     return c.body(metrics.render(store, clock()), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+  });
+
+  // An operator removes a host and its rows: one that is gone for good, or whose rows went wrong.
+  app.delete('/v1/hosts/:name', (c) => {
+    const r = authClient(book, c.req.header('authorization'));
+    if (!r.ok || r.who.role !== 'operator') {
+      const refused = clientAuth(c, '/v1/hosts');
+      if (refused) return refused;
+      metrics.authFailed('/v1/hosts', 'wrong-kind');
+      return c.json(errorBody('forgetting a host needs an operator token; this one may only read'), 403);
+    }
+    const host = c.req.param('name');
+    if (!store.hostStatuses().some((h) => h.host === host)) return c.json(errorBody(`no host ${host}`), 404);
+    if (sessions.get(host)?.isOpen) {
+      return c.json(errorBody(`${host} is connected right now and would only come back; stop its collector (or remove its entry) first`), 409);
+    }
+    store.forget(host);
+    logger.info({ host, who: r.who.name }, 'host forgotten');
+    return c.json({ schema: 1, forgotten: host }, 200);
   });
 
   app.get('/v1/subscribe', (c) => c.json(errorBody('open a WebSocket, or send Accept: text/event-stream'), 406));
@@ -182,7 +222,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     const r = authClient(book, req.headers.authorization);
     if (!r.ok) {
       metrics.authFailed('/v1/subscribe', r.reason);
-      logger.warn({ endpoint: '/v1/subscribe', reason: r.reason }, 'request refused');
+      logRefusal('/v1/subscribe', r.reason);
       return { ok: false, ...json(r.status, errorBody(authFailureMessage(r))) };
     }
     try {
@@ -206,7 +246,8 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     streams.add((slow) => sseSink(res, limits, slow), r.selector, r.events);
   }
 
-  const server = createServer((req, res) => {
+  // Header and request timeouts are enforced on this interval (Node's default is 30 s).
+  const server = createServer({ connectionsCheckingInterval: 2000 }, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method === 'GET' && path === '/v1/subscribe' && (req.headers.accept ?? '').includes('text/event-stream')) {
       try {
@@ -219,6 +260,11 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
       return;
     }
     void honoListener(req, res);
+  });
+
+  limitConnections(server, { ...DEFAULT_CONNECTION_LIMITS, ...opts.connectionLimits }, (address) => {
+    metrics.connectionsRefused++;
+    logRefusal('(connection)', `too many connections from ${address} or in all`);
   });
 
   // ---- WebSocket upgrades -------------------------------------------------------------------------
@@ -241,7 +287,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
       const r = authCollector(book, req.headers.authorization);
       if (!r.ok) {
         metrics.authFailed('/v1/collect', r.reason);
-        logger.warn({ endpoint: '/v1/collect', reason: r.reason }, 'collector refused');
+        logRefusal('/v1/collect', r.reason);
         return rejectUpgrade(socket, r.status, authFailureMessage(r));
       }
       collectWss.handleUpgrade(req, socket, head, (ws) => acceptCollector(ws, r.who.host));

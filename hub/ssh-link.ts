@@ -39,8 +39,9 @@ export interface SshTuning {
 export interface SshDialOptions extends SshTuning {
   target: SshTarget;
   logger: Logger;
-  /** A verified, logged-in connection runs the command: here is its link. */
-  onLink: (link: FrameLink) => void;
+  /** A verified, logged-in connection runs the command: here is its link; the session that takes
+   * it says when the link proved itself (its snapshot applied), which is what resets the backoff. */
+  onLink: (link: FrameLink) => { onAccepted(cb: () => void): void };
   /** The host cannot be reached or its link ended, and why (refused host key, failed login, …). */
   onDown: (reason: string) => void;
 }
@@ -218,14 +219,12 @@ export function dialSsh(opts: SshDialOptions): SshDialer {
         }
         const l = channelLink(ch, log, () => c.end());
         link = l;
-        let heard = false;
-        // A host that answers in protocol resets the backoff; one that only logs in does not.
-        l.onMessage(() => {
-          if (!heard) attempt = 0;
-          heard = true;
-        });
         log.info({ command: t.command }, 'ssh link up');
-        opts.onLink(l);
+        // Logging in, even saying hello, is not enough to reset the backoff: a collector whose every
+        // snapshot is refused would be redialled in a hot loop. Only an accepted snapshot counts.
+        opts.onLink(l).onAccepted(() => {
+          if (link === l) attempt = 0;
+        });
         // Registered after the session's own handler, so the host is marked down before we say why.
         l.onClose((reason) => {
           if (link === l) link = null;

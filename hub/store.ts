@@ -63,6 +63,7 @@ interface HostRecord {
   sentSeq: number | null;
   lost: boolean;
   helloCount: number;
+  lastRefusal: { reason: string; at_ms: number } | null;
 }
 
 export type RefusalCode = 'unknown-host' | 'not-owner' | 'epoch' | 'no-baseline' | 'gap' | 'unknown-incarnation';
@@ -146,7 +147,7 @@ export class FleetStore {
       h = {
         host, transport, reachable: false, synced: false, lastSeenMs: null, reason: null, collectorVersion: null,
         epoch: null, seq: null, servers: new Map(), pending: null, owner: null, actionsAllowed: [], lagMs: null,
-        sentSeq: null, lost: false, helloCount: 0,
+        sentSeq: null, lost: false, helloCount: 0, lastRefusal: null,
       };
       this.hosts.set(host, h);
     }
@@ -173,6 +174,7 @@ export class FleetStore {
     h.reachable = true;
     h.lost = false;
     h.reason = null;
+    h.lastRefusal = null;
     h.collectorVersion = info.collectorVersion;
     h.actionsAllowed = info.actionsAllowed.slice();
     h.lastSeenMs = this.clock();
@@ -322,6 +324,14 @@ export class FleetStore {
     this.changed();
   }
 
+  /** A link for a known host was refused; shown on its status until a link is accepted. */
+  noteRefusal(host: string, reason: string): void {
+    const h = this.hosts.get(host);
+    if (!h || h.lastRefusal?.reason === reason) return;
+    h.lastRefusal = { reason, at_ms: this.clock() };
+    this.changed();
+  }
+
   /** Remove a host and its rows. Refused while a link is up: it would only come back. */
   forget(host: string): boolean {
     const h = this.hosts.get(host);
@@ -379,6 +389,7 @@ export class FleetStore {
             .map(([server, s]) => ({ server, incarnation: s.incarnation, rows: s.rows.size })),
           actions_allowed: h.actionsAllowed.slice(),
           schema: 1,
+          last_refusal: h.lastRefusal ?? null,
         }),
       );
   }

@@ -27,10 +27,14 @@ export interface HostStatus {
   /** Action names the host's collector lets the hub fire remotely (from its hello); [] if none. */
   actions_allowed: string[];
   schema: 1;
+  /** The last refusal of a link for this host that a retry cannot fix (wrong host name, a second
+   * collector, an old protocol), with the hub time it happened; null when none since it last linked. */
+  last_refusal: { reason: string; at_ms: number } | null;
 }
 
 export const HOST_STATUS_KEYS = [
   'host', 'transport', 'reachable', 'stale', 'last_seen_ms', 'reason', 'collector_version', 'servers', 'actions_allowed', 'schema',
+  'last_refusal',
 ] as const satisfies readonly (keyof HostStatus)[];
 
 export interface FleetDocument {

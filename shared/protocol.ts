@@ -49,6 +49,9 @@ export const welcomeFrame = z.strictObject({
   protocol: z.number().int().positive(),
   /** Last sequence the hub applied for this epoch; null asks for a fresh snapshot. */
   resume_from: seq.nullable(),
+  /** The host name this link publishes as, when the hub binds it (an ssh entry's name) and it
+   * differs from the hello's. Sent only then, so older collectors never see it. */
+  host: hostName.optional(),
 });
 
 export const snapshotFrame = z.strictObject({
@@ -91,7 +94,7 @@ export const heartbeatFrame = z.strictObject({
 
 export const errorFrame = z.strictObject({
   type: z.literal('error'),
-  code: z.enum(['bad-json', 'bad-frame', 'unknown-type', 'too-large', 'protocol', 'unauthorized', 'host-mismatch', 'internal']),
+  code: z.enum(['bad-json', 'bad-frame', 'unknown-type', 'too-large', 'protocol', 'unauthorized', 'host-mismatch', 'internal', 'host-busy']),
   message: z.string().max(1000),
 });
 

@@ -8,7 +8,7 @@ import { collectUrl, dialHub } from '../../collector/fleet/ws-link.js';
 import { hostName } from '../../collector/tmux/host.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
 import { ExitError, guard } from '../local.js';
-import { assembleCollector } from '../collector-assembly.js';
+import { assembleCollector, heartbeatOverride } from '../collector-assembly.js';
 
 const HOST_NAME = /^[A-Za-z0-9._-]{1,253}$/;
 
@@ -54,33 +54,48 @@ export async function main(p: Parsed): Promise<number> {
   const intervalMs = intervalOf(p);
   const url = hub ? collectUrl(hub) : null;
 
+  // The link to an ssh hub is stdin/stdout: watched from the first moment, so an end of input (or
+  // a write error) during start-up ends this process as surely as one later on.
+  const stdioEnd = stdio ? stdioLink(process.stdin, process.stdout) : null;
   return guard(async () => {
     const env = process.env;
     const token = tokenFile ? readToken(tokenFile) : '';
+    let stopping: number | null = null;
+    stdioEnd?.onClose(() => (stopping ??= 0));
     const { publisher, engines } = await assembleCollector(p, { host, intervalMs, env, log });
 
     let finish: (code: number) => void = () => undefined;
     const done = new Promise<number>((r) => (finish = r));
     let dialer: { stop(): void } | null = null;
+    let started = false;
     const shutdown = (code: number) => {
+      stopping ??= code;
       dialer?.stop();
       publisher.close();
-      engines.stop();
+      // Engines still starting are stopped once their start returns (below).
+      if (started) engines.stop();
       // Nothing more will be read; an open stdin would keep the process alive.
       if (stdio) process.stdin.destroy();
       finish(code);
+      // Whatever handle a stopped part may still hold, the process does not outlive its link.
+      setTimeout(() => process.exit(code), 3000).unref();
     };
     process.once('SIGINT', () => shutdown(0));
     process.once('SIGTERM', () => shutdown(0));
 
-    if (stdio) {
-      const link = stdioLink(process.stdin, process.stdout);
-      link.onClose(() => shutdown(0));
-      publisher.attach(link);
+    if (stdioEnd) {
+      if (stopping !== null) {
+        shutdown(stopping);
+        return done;
+      }
+      stdioEnd.onClose(() => shutdown(0));
+      publisher.attach(stdioEnd);
     } else {
-      dialer = dialHub({ url: url!, token, onLink: (link) => publisher.attach(link), log });
+      dialer = dialHub({ url: url!, token, onLink: (link) => publisher.attach(link), log, healthyAfterMs: heartbeatOverride(env) });
     }
     await engines.start();
+    started = true;
+    if (stopping !== null) engines.stop();
     return done;
   });
 }

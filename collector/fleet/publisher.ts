@@ -197,6 +197,8 @@ export class Publisher {
           this.detach('protocol mismatch');
           return;
         }
+        // An ssh hub names this host by its config entry; the hub rebinds the rows, we just say so.
+        if (f.host !== undefined && f.host !== this.opts.host) this.log(`the hub publishes this host as ${f.host} (hello said ${this.opts.host})`);
         if (this.ready) this.sync(s, f.resume_from);
         else s.pendingResume = f.resume_from;
         return;

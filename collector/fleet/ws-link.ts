@@ -4,7 +4,7 @@
 
 import WebSocket from 'ws';
 import type { FrameLink } from '../../shared/link.js';
-import { MAX_FRAME_BYTES } from '../../shared/protocol.js';
+import { HEARTBEAT_MS, MAX_FRAME_BYTES } from '../../shared/protocol.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from '../../shared/backoff.js';
 
 /** `ws://host:port` and `ws://host:port/` mean the collect endpoint; any other path is kept. */
@@ -14,6 +14,9 @@ export function collectUrl(hub: string): string {
     u = new URL(hub);
   } catch {
     throw new Error(`--hub ${JSON.stringify(hub)} is not a URL (want ws://HOST:PORT)`);
+  }
+  if (u.protocol === 'http:' || u.protocol === 'https:') {
+    throw new Error(`a collector dials the hub over WebSocket: --hub ${u.protocol === 'https:' ? 'wss' : 'ws'}://${u.host} (same host and port)`);
   }
   if (u.protocol !== 'ws:' && u.protocol !== 'wss:') throw new Error(`--hub must be a ws:// or wss:// URL, not ${u.protocol}`);
   if (u.pathname === '' || u.pathname === '/') u.pathname = '/v1/collect';
@@ -62,7 +65,28 @@ export interface DialOptions {
   onLink: (link: FrameLink) => void;
   log?: (line: string) => void;
   backoff?: BackoffPolicy;
+  /** After a refusal a retry cannot fix (bad token, wrong host, old protocol): minutes, not seconds. */
+  refusedBackoff?: BackoffPolicy;
   random?: () => number;
+  /** A welcomed link with no error frame for this long has had its snapshot taken: backoff resets. */
+  healthyAfterMs?: number;
+}
+
+/** A refusal that only a person can fix: the next try waits between one and ten minutes. */
+export const REFUSED_BACKOFF: BackoffPolicy = { baseMs: 60_000, capMs: 600_000 };
+
+
+/** What an error frame from the hub says about retrying: null when it is not a refusal. */
+function refusalOf(text: string, welcomed: boolean): string | null {
+  let f: { type?: unknown; code?: unknown; message?: unknown };
+  try {
+    f = JSON.parse(text) as typeof f;
+  } catch {
+    return null;
+  }
+  if (f?.type !== 'error') return null;
+  const permanent = f.code === 'unauthorized' || f.code === 'host-mismatch' || (f.code === 'protocol' && !welcomed);
+  return permanent ? `${String(f.code)}: ${String(f.message).slice(0, 300)}` : null;
 }
 
 export interface Dialer {
@@ -74,13 +98,25 @@ export function dialHub(opts: DialOptions): Dialer {
   const log = opts.log ?? (() => undefined);
   const policy = opts.backoff ?? DEFAULT_BACKOFF;
   const random = opts.random ?? Math.random;
+  const refusedPolicy = opts.refusedBackoff ?? REFUSED_BACKOFF;
   let attempt = 0;
+  let refusedAttempt = 0;
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let current: FrameLink | null = null;
+  /** The refusal last logged: the same one again is not repeated (it would say nothing new). */
+  let lastRefusal: string | null = null;
 
-  const retry = (why: string) => {
+  const retry = (why: string, refusal: string | null = null) => {
     if (stopped) return;
+    if (refusal !== null) {
+      // Waits at least the policy's base: a person has to change something first.
+      const delay = refusedPolicy.baseMs + backoffDelay(refusedAttempt++, refusedPolicy, random);
+      if (refusal !== lastRefusal) log(`hub refused this collector (${refusal}); retrying in ${Math.round(delay / 1000)} s, quietly until the reason changes`);
+      lastRefusal = refusal;
+      timer = setTimeout(connect, delay);
+      return;
+    }
     const delay = backoffDelay(attempt++, policy, random);
     log(`hub link ${why}; reconnecting in ${delay} ms`);
     timer = setTimeout(connect, delay);
@@ -98,17 +134,38 @@ export function dialHub(opts: DialOptions): Dialer {
     let opened = false;
     ws.on('unexpected-response', (_req, res) => {
       ws.terminate();
-      retry(`refused by the hub (HTTP ${res.statusCode})`);
+      const code = res.statusCode ?? 0;
+      const why = `refused by the hub (HTTP ${code}${code === 401 ? ': unknown token' : code === 403 ? ': not a collector token' : ''})`;
+      retry(why, code === 401 || code === 403 ? why : null);
     });
     ws.on('open', () => {
       opened = true;
       const link = wsLink(ws);
       current = link;
-      // A hub that answered is a good sign, but only a hub that talks resets the backoff.
-      link.onMessage(() => (attempt = 0));
+      let welcomed = false;
+      let erred = false;
+      let refusal: string | null = null;
+      let healthy: ReturnType<typeof setTimeout> | null = null;
+      // A hello answered is not yet a link that works: the hub refuses a bad snapshot at once, so a
+      // welcomed link that hears no error for a while has had its snapshot taken. Only then does the
+      // backoff reset; a link refused every time keeps backing off.
+      link.onMessage((text) => {
+        refusal ??= refusalOf(text, welcomed);
+        if (text.includes('"type":"error"')) erred = true;
+        if (welcomed || !text.includes('"type":"welcome"')) return;
+        welcomed = true;
+        healthy = setTimeout(() => {
+          if (erred || current !== link) return;
+          attempt = 0;
+          refusedAttempt = 0;
+          if (lastRefusal !== null) log('hub link up again');
+          lastRefusal = null;
+        }, opts.healthyAfterMs ?? HEARTBEAT_MS);
+      });
       link.onClose((reason) => {
+        if (healthy) clearTimeout(healthy);
         if (current === link) current = null;
-        retry(reason);
+        retry(reason, refusal);
       });
       opts.onLink(link);
     });

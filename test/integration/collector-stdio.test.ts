@@ -60,3 +60,34 @@ it('speaks the same protocol over stdin/stdout, one frame per line, and ends at 
   expect(await exited).toBe(0);
   expect(Date.now() - t0).toBeLessThan(3000);
 });
+
+it('exits promptly when its input ends at any moment, start-up included, or its output is closed', async () => {
+  scratch = new ScratchTmux('cse');
+  const pane = scratch.start();
+  await scratch.standIn(pane, 'claude', join(REPO, 'test/integration/screens/claude-idle-marked.txt'));
+  dir = mkdtempSync(join(tmpdir(), 'tma-collector-stdio-eof-'));
+  const env = { ...process.env, TMUX: '', XDG_RUNTIME_DIR: join(dir, 'run'), XDG_CONFIG_HOME: join(dir, 'cfg') };
+  const args = [join(REPO, 'bin/tma.js'), 'collector', '--stdio', '--socket-name', scratch.name, '--host-name', 'piped'];
+  // All five at once (a loaded machine is the realistic case); each must exit on its own.
+  const runs = [0, 100, 200, 500, 2000].map(async (eofAfterMs) => {
+    const c = spawn(process.execPath, args, { env, stdio: ['pipe', 'ignore', 'ignore'] });
+    const exited = new Promise<number | null>((r) => c.on('exit', (code) => r(code)));
+    await new Promise((r) => setTimeout(r, eofAfterMs));
+    const t0 = Date.now();
+    c.stdin!.end();
+    const code = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 15_000))]);
+    if (code === 'hung') c.kill('SIGKILL');
+    return { eofAfterMs, code, ms: Date.now() - t0 };
+  });
+  // A reader that goes away: the first frame written fails, and that ends the collector too.
+  const closedOut = (async () => {
+    const c = spawn(process.execPath, args, { env, stdio: ['pipe', 'pipe', 'ignore'] });
+    c.stdout!.destroy();
+    const exited = new Promise<number | null>((r) => c.on('exit', (code) => r(code)));
+    const code = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 15_000))]);
+    if (code === 'hung') c.kill('SIGKILL');
+    return code;
+  })();
+  for (const r of await Promise.all(runs)) expect(r, `EOF after ${r.eofAfterMs} ms`).toMatchObject({ code: 0 });
+  expect(await closedOut).not.toBe('hung');
+}, 40_000);

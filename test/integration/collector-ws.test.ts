@@ -117,7 +117,7 @@ it('publishes a snapshot, wakes on hooks, never leaks titles or screens, and res
   }
 });
 
-it('is refused without the right token and keeps retrying with backoff', async () => {
+it('is refused without the right token, says so once, and waits minutes before trying again', async () => {
   dir = mkdtempSync(join(tmpdir(), 'tma-collector-ws-'));
   const tokenFile = join(dir, 'token');
   writeFileSync(tokenFile, 'wrong\n');
@@ -129,7 +129,11 @@ it('is refused without the right token and keeps retrying with backoff', async (
     { env: { ...process.env, TMUX: '', XDG_RUNTIME_DIR: join(dir, 'run') }, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   child.stderr!.on('data', (d) => (stderr += d));
-  await waitFor(() => (stderr.match(/HTTP 401/g) ?? []).length >= 2, 'two refused attempts', 8000);
+  await waitFor(() => (stderr.match(/HTTP 401/g) ?? []).length >= 1, 'a refused attempt', 8000);
+  // A retry cannot fix a wrong token: no hot loop, one line, and the next try a minute or more away.
+  await new Promise((r) => setTimeout(r, 3000));
+  expect(stderr.match(/HTTP 401/g)).toHaveLength(1);
+  expect(Number(/retrying in (\d+) s/.exec(stderr)?.[1])).toBeGreaterThanOrEqual(60);
   expect(hub.conns).toHaveLength(0);
   expect(stderr).not.toContain('wrong');
 });

@@ -203,3 +203,31 @@ it('goes stale with rows kept when sshd drops the connection, and comes back onc
   // A new collector ran for the new connection.
   expect(readFileSync(s.pidFile, 'utf8').length).toBeGreaterThan(pidsBefore.length);
 });
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+it('an entry named unlike the machine publishes under the entry name, starts one collector, and leaves none behind', async () => {
+  const s = await setup(`${sshd.knownHostsLine}\n`);
+  // The collector says hello as build1 (its own name); the hub.toml entry calls the host gpu1.
+  const h = await startHubFor({ ...s.target, name: 'gpu1' });
+  const doc = await fleetUntil(h, (d) => d.agents.some((r) => r.pane === s.pane && !r.stale), 'the stand-in row under gpu1');
+  expect(doc.agents.find((r) => r.pane === s.pane)).toMatchObject({ host: 'gpu1', stale: false });
+  expect(doc.hosts.find((x) => x.host === 'gpu1')).toMatchObject({ transport: 'ssh', reachable: true, reason: null });
+  expect(doc.hosts.map((x) => x.host)).not.toContain('build1');
+  // Linked once and it stays linked: no redial loop, no pile of collectors on the agent host.
+  await new Promise((r) => setTimeout(r, 1500));
+  expect(readFileSync(s.marker, 'utf8').trim().split('\n')).toHaveLength(1);
+  const pids = readFileSync(s.pidFile, 'utf8').split('\n').filter((p) => /^\d+$/.test(p)).map(Number);
+  expect(pids.every(alive)).toBe(true);
+  // Closing the hub ends the channel, and with it the remote collector.
+  await h.close();
+  hub = null;
+  await waitFor(() => !pids.some(alive), 'the remote collector gone with its channel', 10_000);
+});

@@ -4,10 +4,12 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+// Compiled under dist/ (benchmarks use this harness too), the repository is one level further up.
+const HERE = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const REPO = basename(HERE) === 'dist' ? dirname(HERE) : HERE;
 export const FIXTURES = join(REPO, 'test/fixtures');
 const STANDIN = join(REPO, 'test/support/standin.py');
 const PYTHON = '/usr/bin/python3';

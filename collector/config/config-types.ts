@@ -1,6 +1,7 @@
 // The settled configuration every verb works with, and its defaults. Apart from the schema
 // (config-schema.ts) so that a command with no config file never loads a validator.
 
+import type { StatusStyles } from '../../shared/status-format.js';
 import { DEFAULT_FOLD, type FoldConfig } from '../core/types.js';
 
 export interface Config {
@@ -10,6 +11,8 @@ export interface Config {
   notify: { fromEvent: boolean; on: ('blocked' | 'done')[] };
   apiBase: Record<string, string>;
   remote: { allowActions: string[] | null; allowExec: boolean };
+  /** `[status]`: per-class glyph and colour overrides for `tma status`. */
+  status: StatusStyles;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -19,6 +22,7 @@ export const DEFAULT_CONFIG: Config = {
   notify: { fromEvent: false, on: ['blocked'] },
   apiBase: {},
   remote: { allowActions: null, allowExec: false },
+  status: {},
 };
 
 export class ConfigError extends Error {}

@@ -280,3 +280,39 @@ export function renderContextChain(
     setPlain(pane, KEY.contextAt, at),
   ];
 }
+
+export const QUOTA_KEYS = {
+  pct: '@agent_quota_pct',
+  window: '@agent_quota_window',
+  resetsAt: '@agent_quota_resets_at',
+  at: '@agent_quota_at',
+  costUsd: '@agent_cost_usd',
+} as const;
+
+export interface UsageWrite {
+  costUsd: number | null;
+  quota: { pct: number; window: string; resetsAt: number | null } | null;
+  at: number;
+}
+
+/**
+ * Cost and quota ride one chain under their own marker (@agent_quota_at, last), ordered like the
+ * context gauge. Only what the payload carried is written: absence is never written as 0.
+ */
+export function renderUsageChain(pane: string, w: UsageWrite, opts: { guarded: boolean; storedAt: number | null }): TmuxCommand[] {
+  const values: [string, string][] = [];
+  if (w.quota !== null) {
+    values.push([QUOTA_KEYS.pct, String(w.quota.pct)], [QUOTA_KEYS.window, escapeFormatText(w.quota.window)]);
+    if (w.quota.resetsAt !== null) values.push([QUOTA_KEYS.resetsAt, String(w.quota.resetsAt)]);
+  }
+  if (w.costUsd !== null) values.push([QUOTA_KEYS.costUsd, String(w.costUsd)]);
+  if (!values.length) return [];
+  const at = String(Math.trunc(w.at));
+  values.push([QUOTA_KEYS.at, at]);
+  if (opts.guarded) {
+    const s = `#{e|>:#{${QUOTA_KEYS.at}},${at}}`;
+    return values.map(([k, v]) => setGuarded(pane, k, s, v));
+  }
+  if (w.at < (opts.storedAt ?? 0)) return [];
+  return values.map(([k, v]) => setPlain(pane, k, v));
+}

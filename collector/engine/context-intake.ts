@@ -2,12 +2,15 @@
 // the pane's context gauge. Like every hook path it never fails loudly: a payload we cannot read,
 // a pane that is gone or one owned by another session simply writes nothing.
 
-import { parseContextEvent, type ContextReport } from '../core/telemetry/context-report.js';
-import { chain, renderContextChain } from '../core/stamp-render.js';
+import { claudeUsage, parseContextEvent, type ContextReport, type UsageReport } from '../core/telemetry/context-report.js';
+import { chain, renderContextChain, renderUsageChain } from '../core/stamp-render.js';
 import { KEY } from '../core/store-codec.js';
 import type { AgentManifest } from '../core/types.js';
 import type { TmuxRunner } from '../tmux/runner.js';
+import { findString } from '../core/telemetry/scan.js';
 import { LIST_PANES_FORMAT, parsePaneList } from './pane-list.js';
+
+const findSession = (payload: string) => findString(payload, 'session_id');
 
 export interface ContextIntakeInput {
   runner: TmuxRunner;
@@ -20,14 +23,14 @@ export interface ContextIntakeInput {
 
 export type ContextIntakeOutcome =
   | { kind: 'no-telemetry' | 'ignored' | 'no-pane' | 'not-owner'; commands: [] }
-  | { kind: 'written'; report: ContextReport; commands: string[][] };
+  | { kind: 'written'; report: ContextReport | null; usage: UsageReport | null; commands: string[][] };
 
 /**
  * A payload whose session differs from the pane's registered one comes from someone else's
  * statusline (a subagent's, typically) and must not move this pane's gauge. An empty payload
  * session differs too; a pane nobody registered accepts any.
  */
-export function ownsPayload(paneSession: string | undefined, report: ContextReport): boolean {
+export function ownsPayload(paneSession: string | undefined, report: Pick<ContextReport, 'session'>): boolean {
   if (paneSession === undefined || paneSession === '' || report.session === null) return true;
   return paneSession === report.session;
 }
@@ -37,7 +40,10 @@ export async function intakeContext(input: ContextIntakeInput): Promise<ContextI
   const format = input.manifests.find((m) => m.name === agent)?.telemetry.context?.format;
   if (format === undefined) return { kind: 'no-telemetry', commands: [] };
   const report = parseContextEvent(format, payload);
-  if (report === null) return { kind: 'ignored', commands: [] };
+  // Only Claude's statusline is known to carry cost and quota.
+  const usage = format === 'claude-statusline-json' ? claudeUsage(payload) : null;
+  const hasUsage = usage !== null && (usage.costUsd !== null || usage.quota !== null);
+  if (report === null && !hasUsage) return { kind: 'ignored', commands: [] };
 
   let listOut: string | undefined;
   let setpf: string | undefined;
@@ -51,14 +57,17 @@ export async function intakeContext(input: ContextIntakeInput): Promise<ContextI
   }
   const rec = parsePaneList(listOut ?? '').find((p) => p.paneId === pane);
   if (!rec) return { kind: 'no-pane', commands: [] };
-  if (!ownsPayload(rec.options['@agent_session'], report)) return { kind: 'not-owner', commands: [] };
+  const session = { session: report?.session ?? findSession(payload) };
+  if (!ownsPayload(rec.options['@agent_session'], session)) return { kind: 'not-owner', commands: [] };
 
-  const storedAt = Number(rec.options['@agent_context_at']);
-  const cmds = renderContextChain(
-    pane,
-    { pct: report.pct, tokens: report.tokens, at: now },
-    { guarded: (setpf ?? '').trim() !== '0', storedAt: Number.isFinite(storedAt) ? storedAt : 0 },
-  );
+  const guarded = (setpf ?? '').trim() !== '0';
+  const marker = (v: string | undefined) => (Number.isFinite(Number(v)) ? Number(v) : 0);
+  const cmds = report
+    ? renderContextChain(pane, { pct: report.pct, tokens: report.tokens, at: now }, { guarded, storedAt: marker(rec.options['@agent_context_at']) })
+    : [];
+  if (usage && hasUsage) {
+    cmds.push(...renderUsageChain(pane, { ...usage, at: now }, { guarded, storedAt: marker(rec.options['@agent_quota_at']) }));
+  }
   if (cmds.length) await runner.run(chain(cmds));
-  return { kind: 'written', report, commands: cmds };
+  return { kind: 'written', report, usage, commands: cmds };
 }

@@ -17,6 +17,7 @@ export const OPTION_KEYS = [
   '@tma_title_match_pid', '@tma_reg_dead_since', '@agent_ignore', '@agent_mute_until',
   '@agent_context_pct', '@agent_context_at', '@agent_tokens', '@agent_tokens_at',
   '@agent_context_notified_at', '@agent_model', '@agent_permission_request', '@agent_api_endpoint',
+  '@agent_quota_pct', '@agent_quota_window', '@agent_quota_resets_at', '@agent_quota_at', '@agent_cost_usd',
 ] as const;
 
 export type OptionKey = (typeof OPTION_KEYS)[number];

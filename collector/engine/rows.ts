@@ -22,6 +22,18 @@ const uint = (v: string | undefined, max = Number.MAX_SAFE_INTEGER): number | nu
   return n <= max ? n : null;
 };
 
+/** The quota object of the row: present only when a usage reading stamped a percentage. */
+function quotaOf(o: PaneRecord['options']): Record<string, unknown> | null {
+  const pct = uint(o['@agent_quota_pct'], 100);
+  if (pct === null) return null;
+  return {
+    pct,
+    window: o['@agent_quota_window'] ?? null,
+    resets_at_ms: uint(o['@agent_quota_resets_at']),
+    at_ms: uint(o['@agent_quota_at']),
+  };
+}
+
 export function rowOf(rec: PaneRecord, stamp: StampedState, agent: string, ctx: RowContext): AgentRow {
   const o = rec.options;
   const muteUntil = num(o['@agent_mute_until']);
@@ -46,8 +58,8 @@ export function rowOf(rec: PaneRecord, stamp: StampedState, agent: string, ctx: 
     context_at_ms: uint(o['@agent_context_at']),
     muted: muteUntil !== null && muteUntil > ctx.now,
     tokens: uint(o['@agent_tokens']),
-    quota: null,
-    cost_usd: null,
+    quota: quotaOf(o),
+    cost_usd: o['@agent_cost_usd'] !== undefined && /^\d+(\.\d+)?$/.test(o['@agent_cost_usd']) ? Number(o['@agent_cost_usd']) : null,
     repo: null,
     branch: null,
     worktree: null,

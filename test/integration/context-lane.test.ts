@@ -54,14 +54,23 @@ it('a Claude statusline sets the gauge; rows show it; a subagent and an overflow
 
   const before = Date.now();
   expect(await event(pane, 'claude', sample('claude-statusline.json'), true)).toEqual({ code: 0, stdout: '', stderr: '' });
-  const g = gauge(pane);
+  let g = gauge(pane);
   expect(g.pct).toBe('43');
   expect(g.tokens).toBe('85400');
   expect(Number(g.at)).toBeGreaterThanOrEqual(before);
   expect(t.option(pane, '@agent_tokens_at')).toBe(g.at);
 
   const row = await lsRow(pane);
-  expect(row).toMatchObject({ context: 43, tokens: 85400, context_at_ms: Number(g.at) });
+  expect(row).toMatchObject({ context: 43, tokens: 85400, context_at_ms: Number(g.at), cost_usd: 1.37, quota: null });
+
+  // A subscriber's payload also carries its rate limits: the tightest window becomes the quota.
+  await event(pane, 'claude', sample('claude-statusline-limits.json'));
+  expect(t.option(pane, '@agent_quota_window')).toBe('seven_day');
+  const limited = await lsRow(pane);
+  expect(limited).toMatchObject({ context: 12, tokens: 24000, cost_usd: 4.05 });
+  expect(limited.quota).toEqual({ pct: 61, window: 'seven_day', resets_at_ms: 1_795_400_000_000, at_ms: Number(t.option(pane, '@agent_quota_at')) });
+  await event(pane, 'claude', sample('claude-statusline.json'), true);
+  g = gauge(pane);
 
   // A subagent's statusline names another session: dropped.
   await event(pane, 'claude', sample('claude-statusline-subagent.json'));

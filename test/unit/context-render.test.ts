@@ -1,7 +1,7 @@
 // The context gauge's writes: one chain under its own marker, written last.
 
 import { describe, expect, it } from 'vitest';
-import { renderContextChain } from '../../collector/core/stamp-render.js';
+import { renderContextChain, renderUsageChain } from '../../collector/core/stamp-render.js';
 
 describe('renderContextChain', () => {
   it('guards every value on the stored marker being strictly newer, marker last', () => {
@@ -30,5 +30,19 @@ describe('renderContextChain', () => {
       ['set-option', '-p', '-u', '-t', '%1', '@agent_tokens_at'],
       ['set-option', '-p', '-t', '%1', '@agent_context_at', '200'],
     ]);
+  });
+});
+
+describe('renderUsageChain', () => {
+  it('writes only what the payload carried, under its own marker, last', () => {
+    const cmds = renderUsageChain('%2', { costUsd: 4.05, quota: { pct: 61, window: 'seven_day', resetsAt: 9 }, at: 50 }, { guarded: true, storedAt: null });
+    const s = '#{e|>:#{@agent_quota_at},50}';
+    expect(cmds.map((c) => c[5])).toEqual(['@agent_quota_pct', '@agent_quota_window', '@agent_quota_resets_at', '@agent_cost_usd', '@agent_quota_at']);
+    expect(cmds[0]![6]).toBe(`#{?${s},#{@agent_quota_pct},61}`);
+    expect(renderUsageChain('%2', { costUsd: 1.5, quota: null, at: 50 }, { guarded: true, storedAt: null }).map((c) => c[5])).toEqual([
+      '@agent_cost_usd', '@agent_quota_at',
+    ]);
+    expect(renderUsageChain('%2', { costUsd: null, quota: null, at: 50 }, { guarded: true, storedAt: null })).toEqual([]);
+    expect(renderUsageChain('%2', { costUsd: 1, quota: null, at: 50 }, { guarded: false, storedAt: 60 })).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   claudeStatusline,
+  claudeUsage,
   cursorStatusline,
   parseContextEvent,
   parseTriple,
@@ -13,7 +14,7 @@ import {
   piContext,
 } from '../../collector/core/telemetry/context-report.js';
 import { isRolloutFor, readRollout, tokenCountPct, wholeLines } from '../../collector/core/telemetry/rollout.js';
-import { count, findNumber, findString } from '../../collector/core/telemetry/scan.js';
+import { count, findNumber, findString, objectOf } from '../../collector/core/telemetry/scan.js';
 import { ownsPayload } from '../../collector/engine/context-intake.js';
 
 const sample = (name: string) => readFileSync(join(import.meta.dirname, '../fixtures/telemetry', name), 'utf8');
@@ -146,5 +147,31 @@ describe('dispatch, model, ownership', () => {
     expect(ownsPayload('s1', r(''))).toBe(false);
     expect(ownsPayload('s1', r(null))).toBe(true);
     expect(ownsPayload(undefined, r('s2'))).toBe(true);
+  });
+});
+
+describe('claude usage: cost and quota', () => {
+  it('reads cost and the rate-limit window closest to running out', () => {
+    expect(claudeUsage(sample('claude-statusline-limits.json'))).toEqual({
+      costUsd: 4.05,
+      quota: { pct: 61, window: 'seven_day', resetsAt: 1_795_400_000_000 },
+    });
+  });
+  it('leaves what is absent absent', () => {
+    expect(claudeUsage(sample('claude-statusline.json'))).toEqual({ costUsd: 1.37, quota: null });
+    expect(claudeUsage('{"context_window":{"used_percentage":5}}')).toEqual({ costUsd: null, quota: null });
+    expect(claudeUsage('{"rate_limits":{"five_hour":{"used_percentage":140}}}')).toEqual({ costUsd: null, quota: null });
+  });
+  it('a rate-limit percentage never passes for the context gauge', () => {
+    expect(claudeStatusline(sample('claude-statusline-limits.json'))).toMatchObject({ pct: 12, tokens: 24000 });
+    // context_window null but rate_limits present: still a clear, not 23.
+    const r = claudeStatusline('{"version":"2.1.150","rate_limits":{"five_hour":{"used_percentage":23}},"context_window":null}');
+    expect(r).toEqual({ session: null, pct: null, tokens: null });
+  });
+  it('objectOf bounds an object, strings and nesting included', () => {
+    expect(objectOf('{"a":{"b":"}{","c":{"d":1}},"e":2}', 'a')).toBe('{"b":"}{","c":{"d":1}}');
+    expect(objectOf('{"a":null}', 'a')).toBeNull();
+    expect(objectOf('{"a":{"b":1', 'a')).toBeNull();
+    expect(objectOf('{}', 'a')).toBeUndefined();
   });
 });

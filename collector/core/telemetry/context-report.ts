@@ -2,7 +2,7 @@
 // A reading with `pct: null` clears the gauge; `null` instead of a reading means "write nothing",
 // which is what a payload we cannot trust must cause (a cleared gauge is itself a claim).
 
-import { clampPct, count, findNumber, findNumberAfter, findString } from './scan.js';
+import { clampPct, count, findNumber, findString, objectOf } from './scan.js';
 
 export interface ContextReport {
   /** The agent session the payload speaks for; null when the payload names none. */
@@ -42,11 +42,16 @@ function atLeast(v: [number, number, number], min: readonly [number, number, num
 export function claudeStatusline(text: string): ContextReport | null {
   const session = findString(text, 'session_id');
   const version = parseTriple(findString(text, 'version'));
+  // Read inside the context_window object: newer payloads carry other `used_percentage` keys
+  // (rate_limits) that must not pass for the gauge. A payload without the key at all is read
+  // whole, as the reference does; `context_window: null` has no reading (a clear).
+  const scoped = objectOf(text, 'context_window');
+  const ctx = scoped === undefined ? text : scoped ?? '';
   const tokens =
-    version !== null && atLeast(version, CLAUDE_TOKENS_FROM)
-      ? count(findNumberAfter(text, 'context_window', 'total_input_tokens'))
+    version !== null && atLeast(version, CLAUDE_TOKENS_FROM) && scoped !== undefined
+      ? count(findNumber(ctx, 'total_input_tokens'))
       : null;
-  const used = findNumber(text, 'used_percentage');
+  const used = findNumber(ctx, 'used_percentage');
   if (used === null) return { session, pct: null, tokens: null };
   if (used < 0 || used > 100) return null;
   return { session, pct: Math.round(used), tokens };
@@ -91,4 +96,42 @@ export function parseContextEvent(format: string, payload: string): ContextRepor
 export function payloadModel(text: string): string | null {
   const m = findString(text, 'model')?.trim() ?? '';
   return m.length >= 1 && m.length <= 64 ? m : null;
+}
+
+/** Claude's subscription usage: the rate-limit window closest to running out. */
+export interface QuotaReading {
+  pct: number;
+  /** `five_hour` or `seven_day`, as Claude names the window. */
+  window: string;
+  /** When the window resets (ms), or null when not given. */
+  resetsAt: number | null;
+}
+
+export interface UsageReport {
+  costUsd: number | null;
+  quota: QuotaReading | null;
+}
+
+const QUOTA_WINDOWS = ['five_hour', 'seven_day'] as const;
+
+/**
+ * Cost and quota from Claude's statusline JSON: `cost.total_cost_usd` (the session's running
+ * cost, present on every recent payload) and `rate_limits.{five_hour,seven_day}` (subscribers
+ * only, after the first response; `resets_at` in epoch seconds). What is absent stays absent.
+ */
+export function claudeUsage(text: string): UsageReport {
+  const cost = objectOf(text, 'cost');
+  const usd = cost ? findNumber(cost, 'total_cost_usd') : null;
+  let quota: QuotaReading | null = null;
+  const limits = objectOf(text, 'rate_limits');
+  for (const window of limits ? QUOTA_WINDOWS : []) {
+    const w = objectOf(limits!, window);
+    if (!w) continue;
+    const pct = findNumber(w, 'used_percentage');
+    if (pct === null || pct < 0 || pct > 100) continue;
+    const resets = findNumber(w, 'resets_at');
+    const reading = { pct: Math.round(pct), window, resetsAt: resets !== null && resets >= 0 ? Math.trunc(resets * 1000) : null };
+    if (quota === null || reading.pct > quota.pct) quota = reading;
+  }
+  return { costUsd: usd !== null && usd >= 0 ? usd : null, quota };
 }

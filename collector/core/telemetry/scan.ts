@@ -72,3 +72,25 @@ export function count(n: number | null): number | null {
 export function clampPct(n: number): number {
   return Math.min(100, Math.max(0, Math.round(n)));
 }
+
+/**
+ * The text of the object that is the first `"key"`'s value, braces included; `undefined` when
+ * the key is absent, null when its value is not an object (e.g. `null`) or never closes.
+ */
+export function objectOf(text: string, key: string): string | null | undefined {
+  if (!text.includes(`"${key}"`)) return undefined;
+  const start = valueStart(text, key);
+  if (start < 0 || text[start] !== '{') return null;
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i]!;
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{') depth++;
+    else if (c === '}' && --depth === 0) return text.slice(start, i + 1);
+  }
+  return null;
+}

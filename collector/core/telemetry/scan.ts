@@ -3,6 +3,8 @@
 // number followed by junk, a truncated line) are part of what users see, so the same scan is
 // kept here rather than a JSON.parse that would disagree on exactly those payloads.
 
+import { readString } from '../hook-event.js';
+
 const WS = /\s/;
 
 /** Index just past `"key"`, `:` and the whitespace around it, or -1. Only the first `"key"` counts. */
@@ -22,24 +24,8 @@ function valueStart(text: string, key: string, from = 0): number {
  * stands for itself (so `\u00e9` reads as `u00e9`). Not a string, or unterminated: null.
  */
 export function findString(text: string, key: string, from = 0): string | null {
-  let i = valueStart(text, key, from);
-  if (i < 0 || text[i] !== '"') return null;
-  i++;
-  let out = '';
-  while (i < text.length) {
-    const c = text[i]!;
-    if (c === '"') return out;
-    if (c === '\\') {
-      const n = text[i + 1];
-      if (n === undefined) return null;
-      out += n === 'n' ? '\n' : n === 't' ? '\t' : n;
-      i += 2;
-      continue;
-    }
-    out += c;
-    i++;
-  }
-  return null;
+  const i = valueStart(text, key, from);
+  return i < 0 || text[i] !== '"' ? null : readString(text, i + 1);
 }
 
 const NUMBER_CHARS = /[0-9.eE+-]/;

@@ -88,7 +88,7 @@ it('a Claude statusline sets the gauge; rows show it; a subagent and an overflow
   expect(row2.context).toBeNull();
   expect(row2.tokens).toBeNull();
   expect(row2.context_at_ms).toBe(Number(cleared.at));
-});
+}, 60_000);
 
 it('an older reading cannot overwrite a newer one', async () => {
   const pane = t.start();
@@ -194,4 +194,4 @@ it('compact fires only when its gate holds: idle and at least 75%', async () => 
   await tma(['-L', t.name, 'ls']);
   const r = await tma(['-L', t.name, 'act', 'compact', '--pane', cx, '--json']);
   expect(JSON.parse(r.stdout)).toMatchObject({ outcome: 'refused', reason: 'wrong-agent' });
-});
+}, 60_000);

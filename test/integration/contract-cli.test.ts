@@ -23,6 +23,13 @@ it('an empty manifest set is a set: ls prints nothing and exits 0, act on a stam
   writeFileSync(join(t.dir, 'none.toml'), ['claude', 'codex', 'opencode', 'gemini', 'cursor', 'pi'].map((n) => `[[agent]]\nname = "${n}"\nenabled = false\n`).join(''));
   expect(await run(['--config', join(t.dir, 'none.toml'), 'ls'])).toEqual({ code: 0, stdout: '', stderr: '' });
   expect(await run(['--manifest-dir', empty, 'ls', '--json'])).toEqual({ code: 0, stdout: '{"schema":1,"agents":[]}\n', stderr: '' });
+  // Only broken files: each is named on stderr, and the set is empty, not an error.
+  const broken = join(t.dir, 'broken-agents');
+  mkdirSync(broken);
+  writeFileSync(join(broken, 'claude.toml'), 'min_engine_version = "0.4.0"\n[identity\n');
+  const r0 = await run(['--manifest-dir', broken, 'ls']);
+  expect(r0).toMatchObject({ code: 0, stdout: '' });
+  expect(r0.stderr).toContain('claude.toml');
 
   // A hook stamps the prompt (with the bundled set); act under the empty set still answers it.
   await tma(['-L', t.name, 'event', '--agent', 'claude', '--kind', 'Notification', '--payload', '-'], {
@@ -34,7 +41,7 @@ it('an empty manifest set is a set: ls prints nothing and exits 0, act on a stam
   expect(JSON.parse(r.stdout)).toMatchObject({ outcome: 'sent' });
   expect(r.code).toBe(0);
   await waitFor(() => blocked.keys() === '1', 'the approve key in the stand-in');
-});
+}, 60_000);
 
 it('[status] styles change tmux and plain output; an unknown [status] key is an error', async () => {
   await t.standIn(t.start(), 'claude', SCREENS.claudeBlocked);

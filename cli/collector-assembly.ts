@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ActResult } from '../shared/protocol.js';
 import { Engine } from '../collector/engine/cycle.js';
+import { intakeContext } from '../collector/engine/context-intake.js';
 import { intakeEvent } from '../collector/engine/event-intake.js';
 import { repoOf } from '../collector/engine/repo.js';
 import { discover } from '../collector/fleet/discovery.js';
@@ -117,6 +118,12 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
       // has no manifest for (e.g. one added since it started) is refused, so the hook stamps itself.
       const onEvent = async (ev: HookDelivery): Promise<boolean> => {
         if (!manifests.some((m) => m.name === ev.agent)) return false;
+        // A telemetry payload (pi's context event) feeds the gauge, not the hook map.
+        if (ev.kind === 'context') {
+          const ctx = await intakeContext({ runner: engine.runner, manifests, ...ev, now: Date.now() });
+          if (ctx.commands.length > 0) wake();
+          return true;
+        }
         const out = await intakeEvent({ runner: engine.runner, manifests, ...ev, now: Date.now() });
         if (out.decision === 'no-manifest') return false;
         if (out.commands.length > 0) wake();

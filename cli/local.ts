@@ -67,7 +67,8 @@ export async function loadManifestsFor(p: Parsed, config: Config, env: NodeJS.Pr
     throw new ExitError(`manifests could not be loaded: ${(e as Error).message}`, 1);
   }
   for (const i of set.issues) log(`skipping manifest ${i.file}: ${i.problem}`);
-  if (set.manifests.length === 0) throw new ExitError('no agent manifest could be loaded', 1);
+  // An empty set (an empty --manifest-dir, every agent disabled) is a set like any other: no
+  // pane is recognised, but verbs still run and act still answers what is already stamped.
   return set;
 }
 

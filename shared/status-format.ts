@@ -20,22 +20,48 @@ export function countRows(rows: readonly CountableRow[]): Counts {
   return c;
 }
 
-const GLYPH: Record<StateClass, string> = { blocked: '⚑', working: '●', done: '✓', idle: '○', unknown: '?' };
-const COLOUR: Record<StateClass, string> = {
-  blocked: 'red', working: 'yellow', done: 'magenta', idle: 'green', unknown: 'colour244',
+/** A class's look in the status formats; `[status]` in config.toml overrides either half. */
+export interface StatusStyle {
+  glyph: string;
+  color: string;
+}
+
+export type StatusStyles = Partial<Record<StateClass, Partial<StatusStyle>>>;
+
+// Dark tones: tmux's default bar is green with black text, and the bright basic colours (green
+// above all) vanish on it. Each of these keeps at least 3:1 contrast against that green.
+export const DEFAULT_STATUS_STYLES: Record<StateClass, StatusStyle> = {
+  blocked: { glyph: '⚑', color: 'colour88' },
+  working: { glyph: '●', color: 'colour18' },
+  done: { glyph: '✓', color: 'colour90' },
+  idle: { glyph: '○', color: 'colour22' },
+  unknown: { glyph: '?', color: 'colour238' },
 };
 
-/** Status-bar segments; each is a clickable range so a binding can tell classes apart. */
-export function statusTmux(c: Counts): string {
+function styleOf(k: StateClass, styles: StatusStyles): StatusStyle {
+  return { ...DEFAULT_STATUS_STYLES[k], ...styles[k] };
+}
+
+/**
+ * Status-bar segments; each is a clickable range so a binding can tell classes apart, and each
+ * ends with `#[default]` so its colour does not run on into whatever the bar shows next.
+ */
+export function statusTmux(c: Counts, styles: StatusStyles = {}): string {
   return CLASSES.filter((k) => c[k] > 0)
-    .map((k) => `#[range=user|tma:${k}]#[fg=${COLOUR[k]}]${GLYPH[k]}${c[k]}#[norange]`)
+    .map((k) => {
+      const s = styleOf(k, styles);
+      // A `#` in a glyph would open a tmux format.
+      return `#[range=user|tma:${k}]#[fg=${s.color}]${s.glyph.replace(/#/g, '##')}${c[k]}#[norange]#[default]`;
+    })
     .join(' ');
 }
 
-export function statusPlain(c: Counts): string {
-  return CLASSES.filter((k) => c[k] > 0)
-    .map((k) => `${GLYPH[k]}${c[k]}`)
+/** A line of text for scripts and other bars: it ends with a newline, even when empty. */
+export function statusPlain(c: Counts, styles: StatusStyles = {}): string {
+  const line = CLASSES.filter((k) => c[k] > 0)
+    .map((k) => `${styleOf(k, styles).glyph}${c[k]}`)
     .join(' ');
+  return `${line}\n`;
 }
 
 export function statusJson(c: Counts): string {

@@ -58,9 +58,9 @@ export class WaitUsageError extends Error {}
 export const keyOf = (r: MemberKey): MemberKey => ({ host: r.host, server: r.server, pane: r.pane });
 const sameKey = (a: MemberKey, b: MemberKey) => a.host === b.host && a.server === b.server && a.pane === b.pane;
 
-/** The goal as messages name it: `idle,done` or `done since 1700000000000`. */
+/** The goal as messages name it: `idle, done` or `done since 1700000000000`. */
 export function goalText(spec: Pick<WaitSpec, 'until' | 'since'>): string {
-  return spec.until.join(',') + (spec.since === null ? '' : ` since ${spec.since}`);
+  return spec.until.join(', ') + (spec.since === null ? '' : ` since ${spec.since}`);
 }
 
 export function timeoutMessage(spec: Pick<WaitSpec, 'until' | 'since'>, secs: string): string {
@@ -197,7 +197,7 @@ export class Waiter<R extends WaitRow> {
     const goal = goalText(this.spec);
     // Without a way to look at the pane, the row's departure is all there is to report.
     if (obs.paneAlive(key) === true) {
-      return { kind: 'exit', notes, code: 4, message: `the agent on pane ${this.label(key)} exited before reaching ${goal}` };
+      return { kind: 'exit', notes, code: 4, message: `the agent on pane ${this.label(key)} exited before reaching ${goal} (exit 4)` };
     }
     return { kind: 'exit', notes, code: 3, message: `the waited-on pane ${this.label(key)} vanished before reaching ${goal}` };
   }

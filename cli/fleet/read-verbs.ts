@@ -9,7 +9,7 @@ import { countRows, statusJson, statusPlain, statusProm, statusTmux } from '../.
 import { Waiter } from '../../shared/wait.js';
 import { waitLoop, waitRequestOf } from '../wait-loop.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
-import { guard } from '../local.js';
+import { guard, loadLocalConfig } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
 import { getJson, hubTarget, selectorQuery, streamSse, type HubTarget } from './hub-client.js';
 
@@ -40,10 +40,12 @@ export async function status(p: Parsed): Promise<number> {
   if (!(FORMATS as readonly string[]).includes(format)) throw new UsageError(`unknown --format "${format}" (tmux, plain, json, prom)`);
   const t = target(p);
   return guard(async () => {
+    // The bar is this machine's, so its [status] styles apply to the fleet counts too.
+    const styles = format === 'tmux' || format === 'plain' ? (await loadLocalConfig(p)).status : {};
     const doc = await agents(t, selectorQuery(p));
     const c = countRows(doc.agents);
     const out =
-      format === 'tmux' ? statusTmux(c) : format === 'plain' ? statusPlain(c) : format === 'json' ? statusJson(c) : statusProm(doc.agents, Date.now(), true);
+      format === 'tmux' ? statusTmux(c, styles) : format === 'plain' ? statusPlain(c, styles) : format === 'json' ? statusJson(c) : statusProm(doc.agents, Date.now(), true);
     process.stdout.write(out);
     return 0;
   });

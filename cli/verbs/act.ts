@@ -80,7 +80,7 @@ export async function main(p: Parsed): Promise<number> {
     if (list) return listActions(p, actions, pane);
     const action = actions.find((a) => a.name === name);
     if (!action) throw new UsageError(`unknown action "${name}" (known: ${actions.map((a) => a.name).join(', ')})`);
-    if (args.length && action.kind === 'keys') throw new UsageError(`--arg is for exec actions; "${action.name}" sends keys`);
+    if (args.length && action.kind === 'keys') throw new UsageError(`--arg is for exec actions; "${action.name}" is a keys action`);
 
     const plan = planTargets({ pane, selectorEmpty: isEmptySelector(sel), all, tmuxPane: process.env.TMUX_PANE ?? null });
     if (plan.kind === 'usage') throw new UsageError(plan.message);

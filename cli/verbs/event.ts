@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../../collector/config/load-config.js';
 import { applyAgentConfig } from '../../collector/core/agent-config.js';
+import { intakeContext } from '../../collector/engine/context-intake.js';
 import { intakeEvent } from '../../collector/engine/event-intake.js';
 import { loadAgentManifestsCached } from '../../collector/manifest-cache.js';
 import { openRunner } from '../../collector/tmux/runner.js';
@@ -34,7 +35,8 @@ export async function main(p: Parsed): Promise<number> {
   const env = process.env;
   const agent = str(p.opts.agent);
   const kind = str(p.opts.kind);
-  const pane = env.TMUX_PANE;
+  // Telemetry feeders (a statusline shim) may name the pane; hooks always run inside it.
+  const pane = (kind === 'context' ? str(p.opts.pane) : undefined) || env.TMUX_PANE;
   if (!agent || !kind || !pane) return 0;
   try {
     let config;
@@ -51,7 +53,8 @@ export async function main(p: Parsed): Promise<number> {
     const runner = await openRunner(target, { mode: 'spawn', bin: tmuxBin(env, config?.tmuxBin) });
     let wrote = false;
     try {
-      wrote = (await intakeEvent({ runner, manifests, agent, kind, pane, payload, now: Date.now() })).commands.length > 0;
+      const input = { runner, manifests, agent, kind, pane, payload, now: Date.now() };
+      wrote = (kind === 'context' ? await intakeContext(input) : await intakeEvent(input)).commands.length > 0;
     } finally {
       runner.close();
     }

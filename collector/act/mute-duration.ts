@@ -24,7 +24,16 @@ export function parseMuteDuration(raw: string): MuteDuration {
   if (n === 0n) throw new DurationError('a mute duration must be greater than zero');
   const ms = n * BigInt(UNIT_MS[unit]);
   const capped = ms > BigInt(MUTE_SENTINEL) ? MUTE_SENTINEL : Number(ms);
-  return { ms: capped, label: `${n}${unit}` };
+  return { ms: capped, label: coarsestLabel(ms) };
+}
+
+/** The window in the largest unit that states it exactly: 1800 s is `30m`, 90 s stays `90s`. */
+export function coarsestLabel(ms: bigint): string {
+  for (const u of ['d', 'h', 'm'] as const) {
+    const size = BigInt(UNIT_MS[u]);
+    if (ms % size === 0n) return `${ms / size}${u}`;
+  }
+  return `${ms / 1000n}s`;
 }
 
 /** now + window, saturating at the sentinel. */

@@ -24,7 +24,7 @@ export type Picked = { kind: 'ok'; panes: string[] } | { kind: 'fail'; code: num
 /** From the selected rows (already in surface order): all of them, or exactly one. */
 export function pickTargets(rows: readonly { pane: string; locator: string }[], all: boolean): Picked {
   if (all) {
-    if (rows.length === 0) return { kind: 'fail', code: 2, message: 'no agent pane matches' };
+    if (rows.length === 0) return { kind: 'fail', code: 2, message: 'nothing to act on: no agent pane matches' };
     return { kind: 'ok', panes: rows.map((r) => r.pane) };
   }
   if (rows.length === 0) return { kind: 'fail', code: 3, message: 'no agent pane matches' };

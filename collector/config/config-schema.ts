@@ -14,6 +14,19 @@ const strList = z.array(z.string());
 
 const notifyTrigger = z.strictObject({ command: z.string().optional() });
 
+// A colour goes inside `#[fg=…]`: a name, colourN or #rrggbb, nothing that could end the style.
+const statusStyle = z.strictObject({
+  glyph: z.string().min(1).regex(/^[^\u0000-\u001f\u007f]+$/, { error: 'a glyph may not hold control characters' }).optional(),
+  color: z.string().regex(/^[A-Za-z0-9#]+$/, { error: 'a color is a tmux colour name, colourN or #rrggbb' }).optional(),
+});
+const statusSchema = z.strictObject({
+  blocked: statusStyle.optional(),
+  working: statusStyle.optional(),
+  done: statusStyle.optional(),
+  idle: statusStyle.optional(),
+  unknown: statusStyle.optional(),
+});
+
 const configSchema = z.strictObject({
   fold: z
     .strictObject({
@@ -46,7 +59,7 @@ const configSchema = z.strictObject({
     .strictObject({
       from_event: z.boolean().optional(),
       command: z.string().optional(),
-      on: z.array(z.enum(['blocked', 'done'])).optional(),
+      on: z.array(z.string().refine((v) => v === 'blocked' || v === 'done', { error: (i) => `unknown notify trigger ${JSON.stringify(i.input)} (blocked, done)` })).optional(),
       bell: z.boolean().optional(),
       osc: z.boolean().optional(),
       log: z.string().optional(),
@@ -58,7 +71,7 @@ const configSchema = z.strictObject({
     .optional(),
   api: z.record(z.string(), z.strictObject({ api_base: z.string() })).optional(),
   telemetry: z.strictObject({ windows: z.record(z.string(), z.number()).optional() }).optional(),
-  status: z.record(z.string(), z.unknown()).optional(),
+  status: statusSchema.optional(),
   picker: z.record(z.string(), z.unknown()).optional(),
   focus: z.strictObject({ events: z.boolean().optional() }).optional(),
   install: z.strictObject({ wrapper_ref: z.string().optional() }).optional(),
@@ -85,6 +98,10 @@ export function parseConfig(path: string, text: string): Config {
   } catch (e) {
     throw new ConfigError(`${path}: not valid TOML: ${(e as Error).message.split('\n')[0]}`);
   }
+  // The reference's earliest configs listed agents under one [agents] table.
+  if (raw !== null && typeof raw === 'object' && 'agents' in raw) {
+    throw new ConfigError(`${path}: agents: the [agents] table was renamed to [[agent]] (one table per agent: name, enabled, process_names)`);
+  }
   const r = configSchema.safeParse(raw);
   if (!r.success) {
     const i = r.error.issues[0]!;
@@ -107,8 +124,9 @@ export function parseConfig(path: string, text: string): Config {
     },
     agents: c.agent ?? [],
     tmuxBin: c.tmux?.bin ?? null,
-    notify: { fromEvent: c.notify?.from_event ?? false, on: c.notify?.on ?? ['blocked'] },
+    notify: { fromEvent: c.notify?.from_event ?? false, on: (c.notify?.on ?? ['blocked']) as ('blocked' | 'done')[] },
     apiBase: Object.fromEntries(Object.entries(c.api ?? {}).map(([k, v]) => [k, v.api_base])),
     remote: { allowActions: c.remote?.allow_actions ?? null, allowExec: c.remote?.allow_exec ?? false, sharePrompt: c.remote?.share_prompt ?? null },
+    status: c.status ?? {},
   };
 }

@@ -1,6 +1,7 @@
 // The settled configuration every verb works with, and its defaults. Apart from the schema
 // (config-schema.ts) so that a command with no config file never loads a validator.
 
+import type { StatusStyles } from '../../shared/status-format.js';
 import { DEFAULT_FOLD, type FoldConfig } from '../core/types.js';
 
 export interface Config {
@@ -11,6 +12,8 @@ export interface Config {
   apiBase: Record<string, string>;
   /** `sharePrompt`: `[remote] share_prompt`; null = unset (a hub's own collector then shares). */
   remote: { allowActions: string[] | null; allowExec: boolean; sharePrompt?: boolean | null };
+  /** `[status]`: per-class glyph and colour overrides for `tma status`. */
+  status: StatusStyles;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -20,6 +23,7 @@ export const DEFAULT_CONFIG: Config = {
   notify: { fromEvent: false, on: ['blocked'] },
   apiBase: {},
   remote: { allowActions: null, allowExec: false },
+  status: {},
 };
 
 export class ConfigError extends Error {}

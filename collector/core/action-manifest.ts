@@ -85,6 +85,9 @@ const whenSchema = z
     }
   });
 
+// Agent names are manifest file stems and travel into tmux formats and env: the safe charset only.
+const agentToken = z.string().regex(DETAIL_TOKEN, { error: 'bad agent token: must be lowercase letters, digits, "_" or "-"' });
+
 const apiSchema = z.strictObject({
   op: z.literal('permission-reply'),
   reply: z.enum(API_REPLIES),
@@ -97,16 +100,26 @@ export const actionManifestSchema = z
     label: z.string(),
     kind: z.enum(['keys', 'exec']),
     when: whenSchema.optional(),
-    agents: z.array(z.string().min(1)).optional(),
-    requires: z.array(z.enum(REQUIREMENTS)).default([]),
+    agents: z.array(agentToken).optional(),
+    requires: z
+      .array(z.string())
+      .default([])
+      .superRefine((list, ctx) => {
+        for (const [i, r] of list.entries()) {
+          if (!(REQUIREMENTS as readonly string[]).includes(r)) {
+            ctx.addIssue({ code: 'custom', path: [i], message: `unknown requires token "${r}" (${REQUIREMENTS.join(', ')})` });
+          }
+        }
+      })
+      .transform((list) => list as Requirement[]),
     confirm: z.boolean().default(false),
     detach: z.boolean().optional(),
     timeout_ms: z.int().min(1).default(DEFAULT_TIMEOUT_MS),
     detach_timeout_ms: z.int().min(1).default(DEFAULT_DETACH_TIMEOUT_MS),
     command: z.string().min(1).optional(),
     // An empty key list would "succeed" while sending nothing.
-    keys: z.record(z.string().min(1), z.array(z.string().min(1)).min(1)).optional(),
-    api: z.record(z.string().min(1), apiSchema).optional(),
+    keys: z.record(agentToken, z.array(z.string().min(1)).min(1)).optional(),
+    api: z.record(agentToken, apiSchema).optional(),
   })
   .superRefine((a, ctx) => {
     const fail = (key: string, message: string): void => {

@@ -38,7 +38,7 @@ export function eventSession(raw: string): string | null {
 }
 
 /** A JSON-ish string body starting at `i`; `\n` and `\t` decode, any other `\X` stands for X. */
-function readString(raw: string, i: number): string | null {
+export function readString(raw: string, i: number): string | null {
   let out = '';
   while (i < raw.length) {
     const c = raw[i] as string;

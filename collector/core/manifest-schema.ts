@@ -24,7 +24,7 @@ export function parseRegion(text: string): Region | string {
     if (!Number.isSafeInteger(n) || n < 1) return 'tail_lines needs a line count of at least 1';
     return { kind: 'tail_lines', n };
   }
-  return 'region must be tail_lines(N), visible or title';
+  return `unknown region ${JSON.stringify(text)} (tail_lines(N), visible or title)`;
 }
 
 const regionSchema = z.string().transform((text, ctx): Region => {
@@ -131,7 +131,9 @@ const detailsSchema = z.record(
 const telemetrySchema = z.strictObject({
   context: z
     .strictObject({
-      channel: z.enum(['event', 'file-tail', 'screen']),
+      channel: z.enum(['event', 'file-tail', 'screen'], {
+        error: (i) => `unknown telemetry channel ${JSON.stringify(i.input)} (event, file-tail, screen)`,
+      }),
       format: z.string(),
     })
     .optional(),

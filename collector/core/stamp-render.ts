@@ -239,3 +239,80 @@ export function renderLockRewrite(pane: string, nonce: string, value: string): T
     `#{?#{m:*:${lockNonce(nonce)}:*,#{${LOCK_KEY}}},${escapeFormatText(value)},#{${LOCK_KEY}}}`,
   ];
 }
+
+// ---------------------------------------------------------------------------------------------
+// The context gauge. Its own marker (@agent_context_at, written last) orders readings: a reading
+// older than the stored one holds every value, equal or newer replaces them, so a duplicate
+// arriving late cannot bring back a value a newer reading cleared.
+
+export interface ContextWrite {
+  /** Percent 0..100; null clears the gauge. */
+  pct: number | null;
+  /** Token footprint; null clears the count. */
+  tokens: number | null;
+  /** The reading's evidence time (ms). */
+  at: number;
+}
+
+export function renderContextChain(
+  pane: string,
+  w: ContextWrite,
+  opts: { guarded: boolean; storedAt: number | null },
+): TmuxCommand[] {
+  const at = String(Math.trunc(w.at));
+  const pct = w.pct === null ? '' : String(Math.trunc(w.pct));
+  const tokens = w.tokens === null ? '' : String(Math.trunc(w.tokens));
+  if (opts.guarded) {
+    const s = `#{e|>:#{${KEY.contextAt}},${at}}`;
+    return [
+      setGuarded(pane, KEY.contextPct, s, pct),
+      setGuarded(pane, KEY.tokens, s, tokens),
+      setGuarded(pane, KEY.tokensAt, s, tokens === '' ? '' : at),
+      setGuarded(pane, KEY.contextAt, s, at),
+    ];
+  }
+  if (w.at < (opts.storedAt ?? 0)) return [];
+  return [
+    pct === '' ? unset(pane, KEY.contextPct) : setPlain(pane, KEY.contextPct, pct),
+    ...(tokens === ''
+      ? [unset(pane, KEY.tokens), unset(pane, KEY.tokensAt)]
+      : [setPlain(pane, KEY.tokens, tokens), setPlain(pane, KEY.tokensAt, at)]),
+    setPlain(pane, KEY.contextAt, at),
+  ];
+}
+
+export const QUOTA_KEYS = {
+  pct: '@agent_quota_pct',
+  window: '@agent_quota_window',
+  resetsAt: '@agent_quota_resets_at',
+  at: '@agent_quota_at',
+  costUsd: '@agent_cost_usd',
+} as const;
+
+export interface UsageWrite {
+  costUsd: number | null;
+  quota: { pct: number; window: string; resetsAt: number | null } | null;
+  at: number;
+}
+
+/**
+ * Cost and quota ride one chain under their own marker (@agent_quota_at, last), ordered like the
+ * context gauge. Only what the payload carried is written: absence is never written as 0.
+ */
+export function renderUsageChain(pane: string, w: UsageWrite, opts: { guarded: boolean; storedAt: number | null }): TmuxCommand[] {
+  const values: [string, string][] = [];
+  if (w.quota !== null) {
+    values.push([QUOTA_KEYS.pct, String(w.quota.pct)], [QUOTA_KEYS.window, escapeFormatText(w.quota.window)]);
+    if (w.quota.resetsAt !== null) values.push([QUOTA_KEYS.resetsAt, String(w.quota.resetsAt)]);
+  }
+  if (w.costUsd !== null) values.push([QUOTA_KEYS.costUsd, String(w.costUsd)]);
+  if (!values.length) return [];
+  const at = String(Math.trunc(w.at));
+  values.push([QUOTA_KEYS.at, at]);
+  if (opts.guarded) {
+    const s = `#{e|>:#{${QUOTA_KEYS.at}},${at}}`;
+    return values.map(([k, v]) => setGuarded(pane, k, s, v));
+  }
+  if (w.at < (opts.storedAt ?? 0)) return [];
+  return values.map(([k, v]) => setPlain(pane, k, v));
+}

@@ -33,6 +33,7 @@ import { TmuxError } from '../tmux/errors.js';
 import type { TmuxRunner } from '../tmux/runner.js';
 import { LIST_PANES_FORMAT, parsePaneList, type PaneRecord } from './pane-list.js';
 import { afterWrites, promptWrites } from './prompt-writes.js';
+import { codexRoot, RolloutTail, runRolloutTail } from './rollout-tail.js';
 import { rowOf } from './rows.js';
 import { ServerFacts } from './server-facts.js';
 
@@ -91,6 +92,8 @@ export class Engine {
   /** Pane root pids seen by the last cycle. */
   private roots = new Set<number>();
   private readonly now: () => number;
+  /** Codex context gauges, read from its rollout files at the end of every cycle. */
+  readonly rolloutTail = new RolloutTail(() => codexRoot(process.env));
 
   constructor(private readonly opts: EngineOptions) {
     this.server = new ServerFacts(opts.runner);
@@ -221,6 +224,10 @@ export class Engine {
     // A pane that died since the listing fails the chain from its command on; the rest still count.
     if (closing.length && !(await this.tryRun(chain(closing)))) for (const cmd of closing) await this.tryRun(cmd);
     if (!stampede) await this.clearSeenAttention(outcomes);
+    await runRolloutTail({
+      tail: this.rolloutTail, manifests: this.opts.manifests, panes: outcomes, now,
+      guarded: (pane) => this.setpfSupported(pane), run: (argv) => this.tryRun(argv), chain,
+    });
 
     const rows: AgentRow[] = [];
     for (const o of outcomes) {

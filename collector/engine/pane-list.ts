@@ -18,6 +18,7 @@ export const OPTION_KEYS = [
   '@agent_context_pct', '@agent_context_at', '@agent_tokens', '@agent_tokens_at',
   '@agent_context_notified_at', '@agent_model', '@agent_permission_request', '@agent_api_endpoint',
   '@agent_pending_tool', '@agent_pending_call', '@agent_pending_summary', '@tma_prompt_id', '@tma_answered',
+  '@agent_quota_pct', '@agent_quota_window', '@agent_quota_resets_at', '@agent_quota_at', '@agent_cost_usd',
 ] as const;
 
 export type OptionKey = (typeof OPTION_KEYS)[number];

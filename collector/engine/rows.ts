@@ -15,11 +15,25 @@ export interface RowContext {
 
 const num = (v: string | undefined): number | null => (v !== undefined && /^\d+(\.\d+)?$/.test(v) ? Number(v) : null);
 
-/** Legacy second-resolution clocks read as ms, as everywhere else. */
-const ms = (v: string | undefined): number | null => {
-  const n = num(v);
-  return n === null ? null : n !== 0 && n < 1e12 ? n * 1000 : n;
+
+/** A plain unsigned integer option, optionally bounded; anything else reads as absent. */
+const uint = (v: string | undefined, max = Number.MAX_SAFE_INTEGER): number | null => {
+  if (v === undefined || !/^\d+$/.test(v)) return null;
+  const n = Number(v);
+  return n <= max ? n : null;
 };
+
+/** The quota object of the row: present only when a usage reading stamped a percentage. */
+function quotaOf(o: PaneRecord['options']): Record<string, unknown> | null {
+  const pct = uint(o['@agent_quota_pct'], 100);
+  if (pct === null) return null;
+  return {
+    pct,
+    window: o['@agent_quota_window'] ?? null,
+    resets_at_ms: uint(o['@agent_quota_resets_at']),
+    at_ms: uint(o['@agent_quota_at']),
+  };
+}
 
 export function rowOf(rec: PaneRecord, stamp: StampedState, agent: string, ctx: RowContext): AgentRow {
   const o = rec.options;
@@ -43,12 +57,13 @@ export function rowOf(rec: PaneRecord, stamp: StampedState, agent: string, ctx: 
     transcript: null,
     permission_request: o['@agent_permission_request'] ?? null,
     stamped_at_ms: stamp.stampedAt || null,
-    context: num(o['@agent_context_pct']),
-    context_at_ms: ms(o['@agent_context_at']),
+    // The gauge reads as stored (a 0..255 integer, no clamp) and its marker as written, in ms.
+    context: uint(o['@agent_context_pct'], 255),
+    context_at_ms: uint(o['@agent_context_at']),
     muted: muteUntil !== null && muteUntil > ctx.now,
-    tokens: num(o['@agent_tokens']),
-    quota: null,
-    cost_usd: null,
+    tokens: uint(o['@agent_tokens']),
+    quota: quotaOf(o),
+    cost_usd: o['@agent_cost_usd'] !== undefined && /^\d+(\.\d+)?$/.test(o['@agent_cost_usd']) ? Number(o['@agent_cost_usd']) : null,
     repo: null,
     branch: null,
     worktree: null,

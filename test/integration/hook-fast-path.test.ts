@@ -378,6 +378,17 @@ describe('with a real collector', () => {
     expect(existsSync(log)).toBe(false);
   });
 
+  it('a context payload through the hook fills the gauge, and the hub row shows it', async () => {
+    const { pane, env, log, conn } = await setUp(true);
+    const payload = '{"version":"2.1.140","context_window":{"used_percentage":64,"total_input_tokens":128000}}';
+    expect(await run(HOOK, ['claude', 'context'], env, payload)).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    expect(scratch!.option(pane, '@agent_context_pct')).toBe('64');
+    expect(scratch!.option(pane, '@agent_tokens')).toBe('128000');
+    const shows = (f: Frame) => rowsIn(f).some((r) => r.pane === pane && r.context === 64 && r.tokens === 128000);
+    await waitFor(() => framesOf(conn()).some(shows), 'a row with the gauge', 5000);
+    expect(existsSync(log)).toBe(false);
+  });
+
   it('the collector refuses an agent it has no manifest for, and the client says so', async () => {
     const { pane, env } = await setUp(true);
     const before = scratch!.option(pane, '@agent_stamped_at');

@@ -69,7 +69,7 @@ it('ls text, status formats and version', async () => {
   expect(cols.slice(0, 4)).toEqual([pane, 'claude', 'blocked', 'permission']);
   expect(cols[5]).toBe('main:0.0');
   const plain = await tma(['-L', t.name, 'status', '--format', 'plain']);
-  expect(plain.stdout).toBe('⚑1');
+  expect(plain.stdout).toBe('⚑1\n');
   const json = JSON.parse((await tma(['-L', t.name, 'status', '--format', 'json'])).stdout);
   expect(json.counts.blocked).toBe(1);
   expect((await tma(['-L', t.name, 'status', '--format', 'xml'])).code).toBe(2);
@@ -205,5 +205,5 @@ it('--debug-timing puts cycle stats on stderr for ls and status, before or after
     expect(r.stderr).toMatch(/^tma: cycle: \d+\.\d ms, 1 pane\(s\) \(1 [a-z]+\), 1 agent\(s\)\n$/);
   }
   expect((await tma(['-L', t.name, '--debug-timing', 'ls'])).stdout.split('\t').slice(0, 3)).toEqual(plain.stdout.split('\t').slice(0, 3));
-  expect((await tma(['-L', t.name, 'status', '--format', 'plain', '--debug-timing'])).stdout).toBe('⚑1');
+  expect((await tma(['-L', t.name, 'status', '--format', 'plain', '--debug-timing'])).stdout).toBe('⚑1\n');
 });

@@ -109,7 +109,7 @@ describe('tma wait (stand-in agents)', () => {
     await waitFor(() => stateOf(pane) === 'working', 'stand-in seen');
     s.exit();
     const r = await w.result;
-    expect(r).toEqual({ code: 4, stdout: '', stderr: `tma: the agent on pane ${pane} exited before reaching idle\n` });
+    expect(r).toEqual({ code: 4, stdout: '', stderr: `tma: the agent on pane ${pane} exited before reaching idle (exit 4)\n` });
     expect(t.tmux('list-panes', '-a', '-F', '#{pane_id}')).toContain(pane);
   });
 

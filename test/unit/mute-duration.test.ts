@@ -10,6 +10,16 @@ describe('parseMuteDuration', () => {
     expect(parseMuteDuration(' 1d ').ms).toBe(86_400_000);
   });
 
+  test('the echo names the coarsest unit that states the window exactly', () => {
+    expect(parseMuteDuration('1800').label).toBe('30m');
+    expect(parseMuteDuration('7200').label).toBe('2h');
+    expect(parseMuteDuration('86400').label).toBe('1d');
+    expect(parseMuteDuration('120m').label).toBe('2h');
+    expect(parseMuteDuration('48h').label).toBe('2d');
+    expect(parseMuteDuration('90m').label).toBe('90m');
+    expect(parseMuteDuration('3601').label).toBe('3601s');
+  });
+
   test('zero is refused, one is the smallest window', () => {
     expect(() => parseMuteDuration('0')).toThrow(DurationError);
     expect(() => parseMuteDuration('0m')).toThrow(DurationError);

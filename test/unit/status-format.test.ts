@@ -13,16 +13,17 @@ describe('status formats', () => {
     expect(countRows(rows)).toEqual({ blocked: 1, working: 2, done: 1, idle: 1, unknown: 0 });
   });
 
-  it('tmux: clickable ranges in fixed order, zero classes left out, no newline', () => {
+  it('tmux: clickable ranges in fixed order, zero classes left out, each reset after, no newline', () => {
     expect(statusTmux(countRows(rows))).toBe(
-      '#[range=user|tma:blocked]#[fg=red]⚑1#[norange] #[range=user|tma:working]#[fg=yellow]●2#[norange] ' +
-        '#[range=user|tma:done]#[fg=magenta]✓1#[norange] #[range=user|tma:idle]#[fg=green]○1#[norange]',
+      '#[range=user|tma:blocked]#[fg=colour88]⚑1#[norange]#[default] #[range=user|tma:working]#[fg=colour18]●2#[norange]#[default] ' +
+        '#[range=user|tma:done]#[fg=colour90]✓1#[norange]#[default] #[range=user|tma:idle]#[fg=colour22]○1#[norange]#[default]',
     );
     expect(statusTmux(countRows([]))).toBe('');
   });
 
-  it('plain: glyph and count', () => {
-    expect(statusPlain(countRows(rows))).toBe('⚑1 ●2 ✓1 ○1');
+  it('plain: glyph and count, one line with its newline', () => {
+    expect(statusPlain(countRows(rows))).toBe('⚑1 ●2 ✓1 ○1\n');
+    expect(statusPlain(countRows([]))).toBe('\n');
   });
 
   it('json: all five keys in the pinned order, with a newline', () => {

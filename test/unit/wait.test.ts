@@ -133,7 +133,7 @@ describe('parseWaitTimeout', () => {
   });
 
   it('names the goal in the timeout message', () => {
-    expect(goalText({ until: ['idle', 'done'], since: null })).toBe('idle,done');
+    expect(goalText({ until: ['idle', 'done'], since: null })).toBe('idle, done');
     expect(timeoutMessage({ until: ['done'], since: 42 }, '5')).toBe('timed out after 5s waiting for done since 42');
   });
 });
@@ -162,7 +162,7 @@ describe('--pane', () => {
     a.step(obs([row('%2', 'working')]));
     const four = exit(a.step(obs([], { alive: (k) => k.pane === '%2' })));
     expect(four.code).toBe(4);
-    expect(four.message).toBe('the agent on pane %2 exited before reaching done');
+    expect(four.message).toBe('the agent on pane %2 exited before reaching done (exit 4)');
 
     const b = new Waiter<Row>(spec({ kind: 'pane', pane: '%2' }, { since: 7 }));
     b.step(obs([row('%2', 'working')]));

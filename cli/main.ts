@@ -2,6 +2,7 @@
 // run every second from status bars, so start-up stays small).
 
 import { GLOBAL_OPTS, SELECTOR_OPTS, UsageError, parseArgv, type OptSpec, type Parsed } from './args.js';
+import { SETUP_VERBS } from './setup-verbs.js';
 import { VERSION } from './version.js';
 
 const sel = SELECTOR_OPTS;
@@ -29,6 +30,7 @@ export const VERBS: Record<string, OptSpec> = {
   subscribe: {
     json: { kind: 'bool' }, interval: { kind: 'value' }, 'changes-only': { kind: 'bool' }, events: { kind: 'bool' }, ...sel,
   },
+  ...SETUP_VERBS,
 };
 
 const HELP = `tma ${VERSION} — which coding agent in tmux needs you, on this machine or across a fleet
@@ -103,6 +105,18 @@ async function load(verb: string): Promise<VerbMain> {
       return (await import('./verbs/collector.js')).main;
     case 'hub':
       return (await import('./verbs/hub.js')).main;
+    case 'install-hooks':
+      return (await import('./verbs/install-hooks.js')).main;
+    case 'install-keys':
+      return (await import('./verbs/install-keys.js')).main;
+    case 'init':
+      return (await import('./verbs/init.js')).main;
+    case 'jump':
+      return (await import('./verbs/jump.js')).main;
+    case 'completions':
+      return (await import('./verbs/completions.js')).main;
+    case 'help':
+      return (await import('./verbs/help.js')).main;
     default:
       return async () => {
         process.stdout.write(`tma ${VERSION}\n`);

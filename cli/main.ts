@@ -33,7 +33,7 @@ export const VERBS: Record<string, OptSpec> = {
   ...SETUP_VERBS,
 };
 
-const HELP = `tma ${VERSION} — which coding agent in tmux needs you, on this machine or across a fleet
+export const HELP = `tma ${VERSION} — which coding agent in tmux needs you, on this machine or across a fleet
 
 usage: tma [global flags] <command> [flags]
 
@@ -62,6 +62,17 @@ fleet: --hub URL (or TMA_HUB) with --token-file F (or TMA_HUB_TOKEN, a token or 
   act NAME --host H [--server S] --pane ID fires on that host (an operator token; --slot KEY
   replays instead of firing twice)
   version                                 print the version
+
+setup:
+  init [--yes]                            wire the agents on $PATH, install keys, run doctor
+  install-hooks AGENT|--all [--check] [--uninstall] [--yes]
+                                          wire an agent's hooks (shows a diff, asks first)
+  install-keys [--mouse] [--check] [--uninstall] [--yes]
+                                          tmux key bindings for jump
+  jump [--attention|--blocked|--next|--back|--home|--pane ID|--menu]
+                                          focus the agent that needs you, and back
+  completions bash|zsh|fish               shell completion script
+  help [COMMAND]                          one command's usage and examples
 
 selectors: --state LIST --agent NAME --session NAME --repo NAME --branch NAME
 global flags: --socket-name/-L NAME, --socket-path/-S PATH, --config PATH, --manifest-dir DIR
@@ -125,6 +136,17 @@ async function load(verb: string): Promise<VerbMain> {
   }
 }
 
+/** Verbs that take flags only; a stray word is a usage error rather than silently ignored. */
+const NO_POSITIONALS = new Set(['version', 'ls', 'status', 'doctor', 'mute', 'collector', 'hub', 'wait', 'subscribe', 'install-keys', 'init', 'jump']);
+
+async function withSuggestion(message: string): Promise<string> {
+  const m = /^unknown command "(.*)"$/.exec(message);
+  if (!m) return message;
+  const { closestVerb } = await import('./help.js');
+  const near = closestVerb(m[1]!, Object.keys(VERBS).filter((v) => !['event', 'clear-attention', 'supervise'].includes(v)));
+  return near ? `${message}; did you mean "${near}"?` : message;
+}
+
 export async function run(argv: string[]): Promise<number> {
   let parsed: Parsed;
   try {
@@ -133,12 +155,21 @@ export async function run(argv: string[]): Promise<number> {
     if (e instanceof UsageError) {
       // The hook path must never fail its agent, even on a malformed call.
       if (argv.includes('event')) return 0;
-      process.stderr.write(`tma: ${e.message}\n`);
+      process.stderr.write(`tma: ${await withSuggestion(e.message)}\n`);
       return 2;
     }
     throw e;
   }
   if (parsed.globals.version) parsed.verb = 'version';
+  if (parsed.globals.help && parsed.verb !== null) {
+    const { VERB_HELP } = await import('./help.js');
+    process.stdout.write(VERB_HELP[parsed.verb] ? `usage: ${VERB_HELP[parsed.verb]}\n` : HELP);
+    return 0;
+  }
+  if (parsed.verb !== null && NO_POSITIONALS.has(parsed.verb) && parsed.positionals.length) {
+    process.stderr.write(`tma: ${parsed.verb} takes no arguments, got "${parsed.positionals.join(' ')}" (see \`tma help ${parsed.verb}\`)\n`);
+    return 2;
+  }
   if (parsed.globals.help || parsed.verb === null) {
     process.stdout.write(HELP);
     return parsed.verb === null && !parsed.globals.help ? 2 : 0;

@@ -117,3 +117,19 @@ describe('tmux attention hooks', () => {
     expect(hookState([], wanted, null)).toBe('missing');
   });
 });
+
+describe('key bindings in tmux.conf', () => {
+  it('adds one marked source line, replaces older ones, and removes only it', async () => {
+    const { planConfAdd, planConfRemove, sourceLine, confLineProblems } = await import('../../collector/install/keys.js');
+    const conf = 'set -g mouse on\n# my keys\nbind r source-file ~/.tmux.conf\n';
+    const line = sourceLine(null);
+    const once = planConfAdd(conf, line);
+    expect(once).toBe(`${conf}${line}\n`);
+    expect(planConfAdd(once, line)).toBe(once);
+    expect(planConfRemove(once)).toBe(conf);
+    const pinned = sourceLine('/x/tma/tmux.conf');
+    expect(planConfAdd(once, pinned)).toBe(`${conf}${pinned}\n`);
+    expect(confLineProblems(once, pinned, 'c')).toEqual([`c sources a different tma key file: ${line}`]);
+    expect(confLineProblems(conf, line, 'c')[0]).toMatch(/does not source/);
+  });
+});

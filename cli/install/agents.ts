@@ -7,6 +7,25 @@ import { notifyState, planNotifyInstall, planNotifyUninstall } from '../../colle
 import { EditError, eventStates, planInstall, planUninstall, type HookShape } from '../../collector/install/json-hooks.js';
 import { applyFile, InstallError, readOr, type ApplyOpts } from './apply.js';
 import { packageFile, type AgentPaths } from './paths.js';
+import { planShimInstall, planShimRemove, shimState } from '../../collector/install/statusline.js';
+
+/** What to do with the status-line shim: --statusline, --no-statusline, or neither. */
+export type ShimIntent = 'install' | 'remove' | 'keep';
+export interface Shim {
+  intent: ShimIntent;
+  /** The tma executable the shim runs. */
+  bin: string;
+}
+
+function shimEdit(text: string, agent: string, s: Shim): string {
+  return s.intent === 'install' ? planShimInstall(text, agent, s.bin) : s.intent === 'remove' ? planShimRemove(text, agent) : text;
+}
+
+const SHIM_LABEL: Record<ShimIntent, string> = {
+  install: 'agent hooks + statusline context shim',
+  remove: 'agent hooks (statusline context shim removed)',
+  keep: 'agent hooks',
+};
 
 export const ADAPTERS = ['claude', 'gemini', 'cursor', 'opencode', 'codex', 'pi'] as const;
 
@@ -59,7 +78,7 @@ const editable = (path: string, fn: () => string): string => {
 };
 
 /** Wire one agent's config. Returns false when the user declined a change. */
-export async function installAgent(agent: string, m: AgentManifest, paths: AgentPaths, ref: string, o: ApplyOpts): Promise<boolean> {
+export async function installAgent(agent: string, m: AgentManifest, paths: AgentPaths, ref: string, o: ApplyOpts, shim: Shim): Promise<boolean> {
   const events = hookEvents(m);
   if (agent === 'opencode' || agent === 'pi') {
     const b = BRIDGES[agent];
@@ -77,9 +96,18 @@ export async function installAgent(agent: string, m: AgentManifest, paths: Agent
   }
   const site = jsonSite(agent, events, paths)!;
   const cur = readOr(site.path, '{}\n');
-  const next = editable(site.path, () => planInstall(cur.text, { agent, events: site.events, ref, shape: site.shape }));
-  // An absent file that would only get `{}` is not worth creating; the planner never gives that.
-  const ok = (await applyFile(site.path, site.label, cur.exists ? cur.text : '', next, o)) !== 'declined';
+  let next = editable(site.path, () => planInstall(cur.text, { agent, events: site.events, ref, shape: site.shape }));
+  // Claude's shim lives in the same settings.json: one diff for both.
+  if (agent === 'claude') next = editable(site.path, () => shimEdit(next, agent, shim));
+  const label = agent === 'claude' ? SHIM_LABEL[shim.intent] : site.label;
+  let ok = (await applyFile(site.path, label, cur.exists ? cur.text : '', next, o)) !== 'declined';
+  if (ok && agent === 'cursor' && shim.intent !== 'keep') {
+    const cli = readOr(paths.cursorCliConfig, '{}\n');
+    const after = editable(paths.cursorCliConfig, () => shimEdit(cli.text, agent, shim));
+    if (after !== cli.text || cli.exists) {
+      ok = (await applyFile(paths.cursorCliConfig, 'cursor statusline context shim', cli.exists ? cli.text : '', after, o)) !== 'declined';
+    }
+  }
   if (agent === 'gemini') {
     process.stdout.write(
       'tma: gemini folder-trust gate: Gemini loads these hooks only in folders you have trusted at its first-run prompt\n',
@@ -123,7 +151,10 @@ export async function uninstallAgent(agent: string, m: AgentManifest, paths: Age
   };
   if (agent === 'codex') await edit(paths.codexConfig, 'codex notify', planNotifyUninstall);
   const site = jsonSite(agent, events, paths)!;
-  await edit(site.path, site.label, (t) => planUninstall(t, { agent, events: site.events, shape: site.shape }));
+  const unhook = (t: string) => planUninstall(t, { agent, events: site.events, shape: site.shape });
+  if (agent === 'claude') await edit(site.path, 'agent hooks + statusline shim', (t) => planShimRemove(unhook(t), agent));
+  else await edit(site.path, site.label, unhook);
+  if (agent === 'cursor') await edit(paths.cursorCliConfig, 'cursor statusline shim', (t) => planShimRemove(t, agent));
   return true;
 }
 
@@ -136,7 +167,7 @@ export interface Wiring {
 }
 
 /** What the agent's config files say about our wiring (read-only; shared with doctor). */
-export function classifyAgent(agent: string, m: AgentManifest | undefined, paths: AgentPaths, ref: string): Wiring {
+export function classifyAgent(agent: string, m: AgentManifest | undefined, paths: AgentPaths, ref: string, shim: Shim): Wiring {
   if (!m || !m.hooks) return { agent, status: 'hookless', reasons: [] };
   if (!(ADAPTERS as readonly string[]).includes(agent)) return { agent, status: 'no_adapter', reasons: [] };
   const events = hookEvents(m);
@@ -187,6 +218,29 @@ export function classifyAgent(agent: string, m: AgentManifest | undefined, paths
       if (s === 'absent') reasons.push(`agent ${agent}: hook ${e} not wired`);
       if (s === 'stale') reasons.push(`agent ${agent}: hook ${e} names a different tma-hook (stale); re-run \`tma install-hooks ${agent}\``);
     }
+  }
+  if (agent === 'claude' || agent === 'cursor') {
+    const file = agent === 'claude' ? paths.claudeSettings : paths.cursorCliConfig;
+    const text = read(file, '{}\n');
+    const st = text === null ? 'not_installed' : shimState(text, agent, shim.bin);
+    channels++;
+    if (st === 'wired' || st === 'stale') present++;
+    const problem =
+      shim.intent === 'install'
+        ? st === 'wired'
+          ? null
+          : st === 'stale'
+            ? `statusline shim in ${file} references a different binary; reinstall`
+            : st === 'foreign'
+              ? `statusline in ${file} is not tma's context shim (clobbered); re-run with \`--statusline\``
+              : `statusline shim not installed in ${file}`
+        : st === 'wired' || st === 'stale'
+          ? shim.intent === 'remove'
+            ? `statusline shim still installed in ${file}; re-run \`tma install-hooks ${agent} --no-statusline\``
+            : `statusline shim installed in ${file} but was not asked for; keep it with \`--statusline\` or remove it with \`--no-statusline\``
+          : null;
+    if (problem) reasons.push(`agent ${agent}: ${problem}`);
+    else current++;
   }
   if (present === 0 && reasons.every((r) => !r.includes('cannot read'))) return { agent, status: 'not_installed', reasons: [] };
   if (current === channels) return { agent, status: 'wired', reasons: [] };

@@ -28,6 +28,7 @@ export interface AgentPaths {
   codexConfig: string;
   codexHooks: string;
   cursorHooks: string;
+  cursorCliConfig: string;
   opencodePlugin: string;
   piExtension: string;
 }
@@ -45,6 +46,7 @@ export function agentPaths(env: Env, flags: PathFlags = {}): AgentPaths {
     codexConfig: pick('codexConfig', 'TMA_CODEX_CONFIG', join(codexHome, 'config.toml')),
     codexHooks: pick('codexHooks', 'TMA_CODEX_HOOKS', join(codexHome, 'hooks.json')),
     cursorHooks: pick('cursorHooks', 'TMA_CURSOR_HOOKS', join(h, '.cursor', 'hooks.json')),
+    cursorCliConfig: pick('cursorCliConfig', 'TMA_CURSOR_CLI_CONFIG', join(h, '.cursor', 'cli-config.json')),
     opencodePlugin: pick('opencodePlugin', 'TMA_OPENCODE_PLUGIN', join(xdg, 'opencode', 'plugin', 'tma.js')),
     piExtension: pick('piExtension', 'TMA_PI_EXTENSION', join(set(env.PI_CODING_AGENT_DIR) ?? join(h, '.pi', 'agent'), 'extensions', 'tma.js')),
   };
@@ -57,6 +59,7 @@ export const PATH_FLAGS: Record<string, keyof AgentPaths> = {
   'codex-config': 'codexConfig',
   'codex-hooks': 'codexHooks',
   'cursor-hooks': 'cursorHooks',
+  'cursor-cli-config': 'cursorCliConfig',
   'opencode-plugin': 'opencodePlugin',
   'pi-extension': 'piExtension',
 };

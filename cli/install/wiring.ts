@@ -8,7 +8,8 @@ import { TmuxError } from '../../collector/tmux/errors.js';
 import { openRunner, type TmuxRunner } from '../../collector/tmux/runner.js';
 import { tmuxBin as tmuxBinary, type ServerTarget } from '../../collector/tmux/target.js';
 import { InstallError, type ApplyOpts } from './apply.js';
-import { ADAPTERS, classifyAgent, installAgent, uninstallAgent, type Wiring } from './agents.js';
+import { parse } from 'smol-toml';
+import { ADAPTERS, classifyAgent, installAgent, uninstallAgent, type Shim, type Wiring } from './agents.js';
 import { agentPaths, configDir, packageFile, tmaBin, type AgentPaths, type Env, type PathFlags } from './paths.js';
 import { installTmuxHooks, tmuxHookStates, uninstallTmuxHooks, type TmuxHookReport } from './tmux-hooks.js';
 
@@ -24,6 +25,8 @@ export interface Ctx {
   manifests: AgentManifest[];
   target: ServerTarget;
   focus: boolean;
+  /** --statusline / --no-statusline; null keeps what the agent has (or was recorded as wanting). */
+  statusline: 'install' | 'remove' | null;
 }
 
 export function makeCtx(o: {
@@ -34,6 +37,7 @@ export function makeCtx(o: {
   configDir?: string;
   wrapperPath?: string;
   wrapperRef?: 'absolute' | 'bare';
+  statusline?: 'install' | 'remove' | null;
 }): Ctx {
   const env = o.env;
   const bin = tmaBin(env);
@@ -50,6 +54,7 @@ export function makeCtx(o: {
     manifests: o.manifests,
     target: o.target,
     focus: false,
+    statusline: o.statusline ?? null,
   };
 }
 
@@ -139,7 +144,8 @@ export async function wireAgent(ctx: Ctx, agent: string, o: ApplyOpts): Promise<
   if (/^\/(nix|gnu)\/store\//.test(ctx.ref)) {
     process.stderr.write(`tma: warning: ${ctx.ref} is in a package store and disappears on garbage collection; use --wrapper-path\n`);
   }
-  if (!(await installAgent(agent, m, ctx.paths, ctx.ref, o))) return false;
+  if (!(await installAgent(agent, m, ctx.paths, ctx.ref, o, shimFor(ctx, agent)))) return false;
+  if (ctx.statusline !== null) recordShimChoice(ctx, agent, ctx.statusline === 'install');
   try {
     await withRunner(ctx, (r) => installTmuxHooks(r, ctx.configDir, ctx.bin, ctx.focus));
   } catch (e) {
@@ -167,8 +173,41 @@ export async function unwireAgent(ctx: Ctx, agent: string, o: ApplyOpts): Promis
   return true;
 }
 
+const SHIM_RECORD = 'statusline-state.toml';
+
+function shimOptIns(ctx: Ctx): string[] {
+  try {
+    const doc = parse(readFileSync(join(ctx.configDir, SHIM_RECORD), 'utf8')) as { agents?: unknown };
+    return Array.isArray(doc.agents) ? doc.agents.filter((a): a is string => typeof a === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/** A recorded --statusline turns "keep" into "install", so a plain re-install keeps the shim. */
+function shimFor(ctx: Ctx, agent: string): Shim {
+  const intent = ctx.statusline ?? (shimOptIns(ctx).includes(agent) ? 'install' : 'keep');
+  return { intent, bin: ctx.bin };
+}
+
+function recordShimChoice(ctx: Ctx, agent: string, want: boolean): void {
+  const agents = new Set(shimOptIns(ctx));
+  if (want) agents.add(agent);
+  else agents.delete(agent);
+  const text =
+    '# Written by `tma install-hooks --statusline`: agents whose status line also feeds tma.\n' +
+    '# A plain `tma install-hooks AGENT` keeps the shim for agents listed here.\n# Safe to delete.\n' +
+    `agents = [${[...agents].sort().map((a) => JSON.stringify(a)).join(', ')}]\n`;
+  try {
+    mkdirSync(ctx.configDir, { recursive: true });
+    writeFileSync(join(ctx.configDir, SHIM_RECORD), text);
+  } catch (e) {
+    process.stderr.write(`tma: warning: cannot record the status-line choice: ${(e as Error).message}\n`);
+  }
+}
+
 export function classifyAll(ctx: Ctx): Wiring[] {
-  return ctx.manifests.map((m) => classifyAgent(m.name, m, ctx.paths, ctx.ref));
+  return ctx.manifests.map((m) => classifyAgent(m.name, m, ctx.paths, ctx.ref, shimFor(ctx, m.name)));
 }
 
 /** The tmux hooks' states, or a reason they could not be read; null when no server runs. */

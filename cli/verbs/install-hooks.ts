@@ -24,6 +24,7 @@ export async function contextFor(p: Parsed): Promise<Ctx> {
     configDir: str(p.opts['config-dir']),
     wrapperPath: str(p.opts['wrapper-path']),
     wrapperRef: ref,
+    statusline: flag(p.opts.statusline) ? 'install' : flag(p.opts['no-statusline']) ? 'remove' : null,
   });
 }
 

@@ -163,3 +163,18 @@ it('after install-hooks claude, the installed command line run as Claude runs it
   expect(fire('Notification', { session_id: 's-1', hook_event_name: 'Notification', notification_type: 'permission_prompt' })).toBe(0);
   expect(t.option(pane, '@agent_state')).toBe('blocked');
 });
+
+it('--statusline wraps Claude\'s status line, a plain re-install keeps it, --no-statusline restores it', async () => {
+  const path = join(home, '.claude/settings.json');
+  mkdirSync(join(home, '.claude'));
+  const user = '{\n  "statusLine": {\n    "type": "command",\n    "command": "~/bin/my-line"\n  }\n}\n';
+  writeFileSync(path, user);
+  const r = await run(['install-hooks', 'claude', '--statusline', '--yes']);
+  expect(r.stdout).toContain('(agent hooks + statusline context shim):');
+  expect(JSON.parse(readFileSync(path, 'utf8')).statusLine.command).toMatch(/--kind context .* \| ~\/bin\/my-line$/);
+  expect((await run(['install-hooks', 'claude', '--yes'])).stdout).toContain('already up to date');
+  expect((await run(['install-hooks', '--check', 'claude'])).code).toBe(0);
+  expect((await run(['install-hooks', 'claude', '--no-statusline', '--yes'])).code).toBe(0);
+  expect(JSON.parse(readFileSync(path, 'utf8')).statusLine.command).toBe('~/bin/my-line');
+  expect((await run(['install-hooks', '--check', 'claude'])).code).toBe(0);
+});

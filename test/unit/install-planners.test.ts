@@ -133,3 +133,23 @@ describe('key bindings in tmux.conf', () => {
     expect(confLineProblems(conf, line, 'c')[0]).toMatch(/does not source/);
   });
 });
+
+describe('status-line context shim', () => {
+  it('wraps the user\'s command, re-wraps idempotently, and unwraps to the original bytes', async () => {
+    const { planShimInstall, planShimRemove, shimState } = await import('../../collector/install/statusline.js');
+    const user = '{\n  "statusLine": {\n    "type": "command",\n    "command": "~/bin/my-line",\n    "padding": 0\n  }\n}\n';
+    const once = planShimInstall(user, 'claude', '/opt/tma/bin/tma.js');
+    const cmd = JSON.parse(once).statusLine.command as string;
+    expect(cmd).toContain("_TMA_BIN='/opt/tma/bin/tma.js'");
+    expect(cmd).toContain('event --agent claude --kind context');
+    expect(cmd.endsWith(` & printf '%s' "$_TMA_SL" | ~/bin/my-line`)).toBe(true);
+    expect(JSON.parse(once).statusLine.padding).toBe(0);
+    expect(planShimInstall(once, 'claude', '/opt/tma/bin/tma.js')).toBe(once);
+    expect(shimState(once, 'claude', '/opt/tma/bin/tma.js')).toBe('wired');
+    expect(shimState(once, 'claude', '/elsewhere/tma')).toBe('stale');
+    expect(shimState(user, 'claude', '/opt/tma/bin/tma.js')).toBe('foreign');
+    expect(planShimRemove(once, 'claude')).toBe(user);
+    const bare = '{\n  "model": "x"\n}\n';
+    expect(planShimRemove(planShimInstall(bare, 'claude', '/b/tma'), 'claude')).toBe(bare);
+  });
+});

@@ -13,7 +13,7 @@ export const SETUP_VERBS: Record<string, OptSpec> = {
     'opencode-plugin': v, 'pi-extension': v, 'config-dir': v, 'wrapper-path': v, 'wrapper-ref': v,
   },
   'install-keys': { uninstall: b, check: b, mouse: b, 'no-daemon': b, yes: b, conf: v, 'config-dir': v },
-  init: { yes: b, daemon: b, 'no-daemon': b, 'config-dir': v, conf: v },
+  init: { yes: b, 'no-daemon': b, 'config-dir': v, conf: v },
   jump: {
     attention: b, blocked: b, next: b, back: b, home: b, pane: v, menu: b, client: { kind: 'value', short: 'c' },
     ...SELECTOR_OPTS,

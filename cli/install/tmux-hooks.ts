@@ -19,6 +19,8 @@ import {
   type HookState,
 } from '../../collector/install/tmux-hooks.js';
 import type { TmuxRunner } from '../../collector/tmux/runner.js';
+import { KEY } from '../../collector/core/store-codec.js';
+import { LOCK_KEY } from '../../collector/core/stamp-render.js';
 
 type Record_ = { hook: string; index: number }[];
 
@@ -87,4 +89,20 @@ export async function tmuxHookStates(runner: TmuxRunner, dir: string, bin: strin
     out.push({ hook, state, reason: hookReason(hook, state) });
   }
   return out;
+}
+
+/** Every option tma stamps on a pane; @agent_ignore is the user's own choice and stays. */
+const PANE_KEYS = [...Object.values(KEY).filter((k) => k !== KEY.ignore && k !== KEY.windowSummary && k !== KEY.sessionSummary && !k.startsWith('@__') && k !== KEY.setpfOk && k !== KEY.lastPoll), LOCK_KEY, '@tma_watch_pid'];
+
+/** With no agent wired any more, tma's stamps go too; returns how many panes carried some. */
+export async function clearPaneOptions(runner: TmuxRunner): Promise<number> {
+  const listing = await runner.run(['list-panes', '-a', '-F', `#{pane_id}\t#{session_id}\t#{window_id}\t#{${KEY.state}}#{${KEY.name}}`]);
+  let stamped = 0;
+  for (const line of listing.split('\n').filter(Boolean)) {
+    const [pane, session, window, mark] = line.split('\t');
+    if (mark) stamped++;
+    const cmds = PANE_KEYS.flatMap((k, i) => [...(i ? [';'] : []), 'set-option', '-pqu', '-t', pane!, k]);
+    await runner.run([...cmds, ';', 'set-option', '-wqu', '-t', window!, KEY.windowSummary, ';', 'set-option', '-qu', '-t', session!, KEY.sessionSummary]);
+  }
+  return stamped;
 }

@@ -11,7 +11,7 @@ import { InstallError, type ApplyOpts } from './apply.js';
 import { parse } from 'smol-toml';
 import { ADAPTERS, classifyAgent, installAgent, uninstallAgent, type Shim, type Wiring } from './agents.js';
 import { agentPaths, configDir, packageFile, tmaBin, type AgentPaths, type Env, type PathFlags } from './paths.js';
-import { installTmuxHooks, tmuxHookStates, uninstallTmuxHooks, type TmuxHookReport } from './tmux-hooks.js';
+import { clearPaneOptions, installTmuxHooks, tmuxHookStates, uninstallTmuxHooks, type TmuxHookReport } from './tmux-hooks.js';
 
 export interface Ctx {
   env: Env;
@@ -168,6 +168,12 @@ export async function unwireAgent(ctx: Ctx, agent: string, o: ApplyOpts): Promis
   process.stdout.write(`tma: uninstalled hooks for ${agent}\n`);
   const others = classifyAll(ctx).filter((w) => w.status === 'wired' || w.status === 'incomplete');
   if (others.length === 0) {
+    try {
+      const n = await withRunner(ctx, clearPaneOptions);
+      if (n > 0) process.stdout.write(`tma: cleared tma's options from ${n} pane(s)\n`);
+    } catch (e) {
+      if (!serverGone(e)) process.stderr.write(`tma: cannot clear pane options: ${(e as Error).message}\n`);
+    }
     process.stdout.write("tma: if you added `set -g status-right '#(tma status)'` to your tmux config, remove it by hand\n");
   }
   return true;

@@ -17,7 +17,6 @@ const ORDER = ['claude', 'opencode', 'codex', 'gemini', 'cursor', 'pi'];
 
 export async function main(p: Parsed): Promise<number> {
   if (p.positionals.length) throw new UsageError(`init takes no arguments, got ${p.positionals.join(' ')}`);
-  if (flag(p.opts.daemon) && flag(p.opts['no-daemon'])) throw new UsageError('--daemon and --no-daemon cannot be used together');
   const env = process.env;
   const yes = flag(p.opts.yes);
   return guard(async () => {

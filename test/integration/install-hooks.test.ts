@@ -162,6 +162,11 @@ it('after install-hooks claude, the installed command line run as Claude runs it
   expect(t.option(pane, '@agent_source')).toBe('hook');
   expect(fire('Notification', { session_id: 's-1', hook_event_name: 'Notification', notification_type: 'permission_prompt' })).toBe(0);
   expect(t.option(pane, '@agent_state')).toBe('blocked');
+  // The last agent unwired: tma's stamps leave the panes with it.
+  const un = await run(['install-hooks', 'claude', '--uninstall', '--yes']);
+  expect(un.stdout).toContain("tma: cleared tma's options from 1 pane(s)");
+  expect(t.option(pane, '@agent_state')).toBe('');
+  expect(t.option(pane, '@agent_name')).toBe('');
 });
 
 it('--statusline wraps Claude\'s status line, a plain re-install keeps it, --no-statusline restores it', async () => {

@@ -46,7 +46,7 @@ function element(shape: HookShape, cmd: string): JsonValue {
     : jobj([['hooks', jarr([jobj([['type', jstr('command')], ['command', jstr(cmd)]])])]]);
 }
 
-function parseRoot(text: string): Extract<JsonValue, { t: 'obj' }> {
+export function parseRoot(text: string): Extract<JsonValue, { t: 'obj' }> {
   let root: JsonValue;
   try {
     root = parseJson(text);
@@ -96,9 +96,7 @@ export function planInstall(text: string, t: HookTarget): string {
     if (!hadHooks) root.entries.splice(root.entries.length - 1, 0, v);
     else root.entries.push(v);
   }
-  const out = serializeJson(root);
-  // Unchanged content keeps the file's own bytes (a non-canonical layout is not reformatted).
-  return sameModel(text, out) ? text : out;
+  return keepLayout(text, root);
 }
 
 /** Remove every entry of ours for these events (whatever wrapper path it names), pruning empties. */
@@ -118,15 +116,16 @@ export function planUninstall(text: string, t: Omit<HookTarget, 'ref'>): string 
     const v = getKey(root, 'version');
     if (t.shape === 'flat' && v?.t === 'num' && v.raw === '1') deleteKey(root, 'version');
   }
-  const out = serializeJson(root);
-  return sameModel(text, out) ? text : out;
+  return keepLayout(text, root);
 }
 
-function sameModel(text: string, out: string): boolean {
+/** The edited document as text; unchanged content keeps the file's own bytes (layout included). */
+export function keepLayout(text: string, root: JsonValue): string {
+  const out = serializeJson(root);
   try {
-    return serializeJson(parseJson(text)) === out;
+    return serializeJson(parseJson(text)) === out ? text : out;
   } catch {
-    return false;
+    return out;
   }
 }
 

@@ -2,8 +2,8 @@
 // status-line command also hands its JSON to `tma event --kind context`, and whatever command
 // the user had keeps drawing the status line. Text in, text out.
 
-import { deleteKey, getKey, jobj, jstr, parseJson, serializeJson, setKey, type JsonValue } from './json-doc.js';
-import { EditError } from './json-hooks.js';
+import { deleteKey, getKey, jobj, jstr, parseJson, setKey, type JsonValue } from './json-doc.js';
+import { keepLayout, parseRoot } from './json-hooks.js';
 
 const JOIN = ` & printf '%s' "$_TMA_SL" | `;
 export const shimMarker = (agent: string) => `event --agent ${agent} --kind context`;
@@ -20,35 +20,15 @@ const innerOf = (cmd: string): string | null => {
   return at < 0 ? null : cmd.slice(at + JOIN.length) || null;
 };
 
-function root(text: string): Extract<JsonValue, { t: 'obj' }> {
-  let r: JsonValue;
-  try {
-    r = parseJson(text);
-  } catch (e) {
-    throw new EditError((e as Error).message);
-  }
-  if (r.t !== 'obj') throw new EditError('the top level is not a JSON object');
-  return r;
-}
-
 function commandOf(r: JsonValue): string | null {
   const sl = getKey(r, 'statusLine');
   const c = sl ? getKey(sl, 'command') : undefined;
   return c?.t === 'str' ? c.v : null;
 }
 
-const keepBytes = (text: string, r: JsonValue) => {
-  const out = serializeJson(r);
-  try {
-    return serializeJson(parseJson(text)) === out ? text : out;
-  } catch {
-    return out;
-  }
-};
-
 /** Wrap the current status-line command (or none) in our shim; re-wrapping keeps the inner one. */
 export function planShimInstall(text: string, agent: string, bin: string): string {
-  const r = root(text);
+  const r = parseRoot(text);
   const cur = commandOf(r);
   const inner = cur === null ? null : cur.includes(shimMarker(agent)) ? innerOf(cur) : cur;
   const sl = getKey(r, 'statusLine');
@@ -56,18 +36,18 @@ export function planShimInstall(text: string, agent: string, bin: string): strin
   setKey(obj, 'type', jstr('command'));
   setKey(obj, 'command', jstr(renderShim(bin, agent, inner)));
   setKey(r, 'statusLine', obj);
-  return keepBytes(text, r);
+  return keepLayout(text, r);
 }
 
 /** Unwrap ours: the user's own command comes back, or statusLine goes if there was none. */
 export function planShimRemove(text: string, agent: string): string {
-  const r = root(text);
+  const r = parseRoot(text);
   const cur = commandOf(r);
   if (cur === null || !cur.includes(shimMarker(agent))) return text;
   const inner = innerOf(cur);
   if (inner === null) deleteKey(r, 'statusLine');
   else setKey(getKey(r, 'statusLine') as Extract<JsonValue, { t: 'obj' }>, 'command', jstr(inner));
-  return keepBytes(text, r);
+  return keepLayout(text, r);
 }
 
 export type ShimState = 'not_installed' | 'foreign' | 'wired' | 'stale';

@@ -5,10 +5,17 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentManifest } from '../../collector/core/types.js';
 import type { ServerTarget } from '../../collector/tmux/target.js';
+import { installSettings, type InstallSettings } from './settings.js';
 import { classifyAll, makeCtx, tmuxReport, wrapperResolves } from './wiring.js';
 
-export async function setupReport(manifests: AgentManifest[], target: ServerTarget, env: NodeJS.ProcessEnv) {
-  const ctx = makeCtx({ env, manifests, target });
+export async function setupReport(manifests: AgentManifest[], target: ServerTarget, env: NodeJS.ProcessEnv, configFlag?: string) {
+  let settings: InstallSettings = { wrapperRef: undefined, focus: false };
+  try {
+    settings = installSettings(configFlag, env);
+  } catch {
+    // doctor names config problems elsewhere; the defaults stand in here
+  }
+  const ctx = makeCtx({ env, manifests, target, wrapperRef: settings.wrapperRef, focus: settings.focus });
   const wirings = classifyAll(ctx);
   const tmux = await tmuxReport(ctx);
   const anyWired = wirings.some((w) => w.status === 'wired' || w.status === 'incomplete');

@@ -38,6 +38,7 @@ export function makeCtx(o: {
   wrapperPath?: string;
   wrapperRef?: 'absolute' | 'bare';
   statusline?: 'install' | 'remove' | null;
+  focus?: boolean;
 }): Ctx {
   const env = o.env;
   const bin = tmaBin(env);
@@ -53,7 +54,7 @@ export function makeCtx(o: {
     refMode,
     manifests: o.manifests,
     target: o.target,
-    focus: false,
+    focus: o.focus ?? false,
     statusline: o.statusline ?? null,
   };
 }

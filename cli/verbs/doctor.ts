@@ -67,7 +67,7 @@ export async function main(p: Parsed): Promise<number> {
       const ignored = s.panes.filter((x) => x.ignored);
       const stampIssues = s.panes.filter((x) => x.problem !== null);
       const agents = s.panes.filter((x) => !x.ignored && (x.identity?.kind === 'agent' || x.stamp !== null));
-      const setup = await setupReport(local.engine.manifests, local.target, process.env);
+      const setup = await setupReport(local.engine.manifests, local.target, process.env, p.globals.config as string | undefined);
       const wiring = new Map(setup.hook_wiring.map((w) => [w.agent, w.hook_status]));
       const doc = {
         schema: 1,

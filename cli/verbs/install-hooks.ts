@@ -4,6 +4,7 @@
 import { flag, str, UsageError, type Parsed } from '../args.js';
 import { closePrompts, InstallError } from '../install/apply.js';
 import { PATH_FLAGS, type PathFlags } from '../install/paths.js';
+import { installSettings } from '../install/settings.js';
 import { classifyAll, makeCtx, manifestOf, tmuxReport, unwireAgent, wireAgent, wrapperReason, type Ctx } from '../install/wiring.js';
 import { ExitError, guard, loadLocalConfig, loadManifestsFor, targetOf } from '../local.js';
 
@@ -16,6 +17,12 @@ export async function contextFor(p: Parsed): Promise<Ctx> {
   for (const [f, k] of Object.entries(PATH_FLAGS)) pathFlags[k] = str(p.opts[f]);
   const ref = str(p.opts['wrapper-ref']);
   if (ref !== undefined && ref !== 'absolute' && ref !== 'bare') throw new UsageError('--wrapper-ref is absolute or bare');
+  let settings;
+  try {
+    settings = installSettings(str(p.globals.config), env);
+  } catch (e) {
+    throw new ExitError((e as Error).message, 1);
+  }
   return makeCtx({
     env,
     manifests: set.manifests,
@@ -23,7 +30,8 @@ export async function contextFor(p: Parsed): Promise<Ctx> {
     pathFlags,
     configDir: str(p.opts['config-dir']),
     wrapperPath: str(p.opts['wrapper-path']),
-    wrapperRef: ref,
+    wrapperRef: ref ?? settings.wrapperRef,
+    focus: settings.focus,
     statusline: flag(p.opts.statusline) ? 'install' : flag(p.opts['no-statusline']) ? 'remove' : null,
   });
 }

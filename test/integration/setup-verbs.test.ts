@@ -149,3 +149,15 @@ it('completions bash sources cleanly and completes `tma ac` to `tma act`', async
   expect(out.stdout).toBe('act\ncomplete -F _tma tma\n');
   expect((await tma(['completions', 'tcsh'])).code).toBe(2);
 });
+
+it('per-verb help, a suggestion for a mistyped verb, and stray words as usage errors', async () => {
+  const help = await tma(['jump', '--help']);
+  expect(help.code).toBe(0);
+  expect(help.stdout).toMatch(/^usage: tma jump \[--attention/);
+  expect(help.stdout).toContain('tma jump --back');
+  expect((await tma(['help', 'jump'])).stdout).toBe(help.stdout);
+  expect(await tma(['jmp'])).toMatchObject({ code: 2, stderr: 'tma: unknown command "jmp"; did you mean "jump"?\n' });
+  const stray = await tma(['doctor', 'now']);
+  expect(stray.code).toBe(2);
+  expect(stray.stderr).toContain('doctor takes no arguments');
+});

@@ -112,6 +112,7 @@ async function menu(runner: TmuxRunner, client: string | null, rows: AgentRow[],
     const cmd = `run-shell "${q(tmaBin(process.env))} ${server} jump --pane ${r.pane}${client ? ` --client ${q(client)}` : ''}"`;
     return [label, i < 9 ? String(i + 1) : '', cmd];
   });
-  await runner.run([...(client ? ['display-menu', '-c', client] : ['display-menu']), '-t', pane, '-T', 'tma jump', ...items]);
+  // tmux answers display-menu only once the menu closes, so wait as long as a person might look at it.
+  await runner.run([...(client ? ['display-menu', '-c', client] : ['display-menu']), '-t', pane, '-T', 'tma jump', ...items], { timeoutMs: 600_000 });
   return 0;
 }

@@ -118,7 +118,7 @@ it('jump --attention takes an attached client to the oldest blocked pane, and --
   await t.standIn(younger, 'claude', SCREENS.claudeBlocked);
   client = spawn('script', ['-qfc', `tmux -L ${t.name} attach -t main`, '/dev/null'], {
     env: { ...process.env, TMUX: '', TERM: 'xterm' },
-    stdio: 'ignore',
+    stdio: ['pipe', 'ignore', 'ignore'],
   });
   let name = '';
   await waitFor(() => (name = t.tmux('list-clients', '-F', '#{client_name}').trim()) !== '', 'an attached client');
@@ -132,6 +132,13 @@ it('jump --attention takes an attached client to the oldest blocked pane, and --
   expect(at()).toBe(origin);
   expect((await run(['jump', '--back', '--client', name])).stderr).toBe('tma: no jump origin recorded\n');
   expect((await run(['jump', '--attention', '--back'])).code).toBe(2);
+  // The menu opens on the client, blocked agents first; its key 1 picks the oldest one.
+  const m = run(['jump', '--menu', '--client', name]);
+  await waitFor(() => t.tmux('capture-pane', '-p', '-t', origin).length > 0 && (client!.stdin!.write(''), true), 'client', 1000).catch(() => undefined);
+  await new Promise((r) => setTimeout(r, 2500));
+  client.stdin!.write('1');
+  expect(await m).toMatchObject({ code: 0, stderr: '' });
+  await waitFor(() => at() === older, 'the menu choice focused', 15_000);
 });
 
 it('completions bash sources cleanly and completes `tma ac` to `tma act`', async () => {

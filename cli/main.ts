@@ -2,6 +2,7 @@
 // run every second from status bars, so start-up stays small).
 
 import { GLOBAL_OPTS, SELECTOR_OPTS, UsageError, parseArgv, type OptSpec, type Parsed } from './args.js';
+import { SETUP_VERBS } from './setup-verbs.js';
 import { VERSION } from './version.js';
 
 const sel = SELECTOR_OPTS;
@@ -31,9 +32,10 @@ export const VERBS: Record<string, OptSpec> = {
   subscribe: {
     json: { kind: 'bool' }, interval: { kind: 'value' }, 'changes-only': { kind: 'bool' }, events: { kind: 'bool' }, ...sel,
   },
+  ...SETUP_VERBS,
 };
 
-const HELP = `tma ${VERSION} — which coding agent in tmux needs you, on this machine or across a fleet
+export const HELP = `tma ${VERSION} — which coding agent in tmux needs you, on this machine or across a fleet
 
 usage: tma [global flags] <command> [flags]
 
@@ -64,6 +66,17 @@ fleet: --hub URL (or TMA_HUB) with --token-file F (or TMA_HUB_TOKEN, a token or 
   replays instead of firing twice)
   forget HOST (with --hub)                drop a host that is gone, and its rows (operator token)
   version                                 print the version
+
+setup:
+  init [--yes]                            wire the agents on $PATH, install keys, run doctor
+  install-hooks AGENT|--all [--check] [--uninstall] [--yes]
+                                          wire an agent's hooks (shows a diff, asks first)
+  install-keys [--mouse] [--check] [--uninstall] [--yes]
+                                          tmux key bindings for jump
+  jump [--attention|--blocked|--next|--back|--home|--pane ID|--menu]
+                                          focus the agent that needs you, and back
+  completions bash|zsh|fish               shell completion script
+  help [COMMAND]                          one command's usage and examples
 
 selectors: --state LIST --agent NAME --session NAME --repo NAME --branch NAME
 global flags: --socket-name/-L NAME, --socket-path/-S PATH, --config PATH, --manifest-dir DIR
@@ -112,6 +125,18 @@ async function load(verb: string): Promise<VerbMain> {
       return async () => {
         throw new UsageError('forget works on a hub: tma --hub URL forget HOST');
       };
+    case 'install-hooks':
+      return (await import('./verbs/install-hooks.js')).main;
+    case 'install-keys':
+      return (await import('./verbs/install-keys.js')).main;
+    case 'init':
+      return (await import('./verbs/init.js')).main;
+    case 'jump':
+      return (await import('./verbs/jump.js')).main;
+    case 'completions':
+      return (await import('./verbs/completions.js')).main;
+    case 'help':
+      return (await import('./verbs/help.js')).main;
     default:
       return async () => {
         process.stdout.write(`tma ${VERSION}\n`);
@@ -130,6 +155,17 @@ function quietOnBrokenPipe(): void {
   }
 }
 
+/** Verbs that take flags only; a stray word is a usage error rather than silently ignored. */
+const NO_POSITIONALS = new Set(['version', 'ls', 'status', 'doctor', 'mute', 'collector', 'hub', 'wait', 'subscribe', 'install-keys', 'init', 'jump']);
+
+async function withSuggestion(message: string): Promise<string> {
+  const m = /^unknown command "(.*)"$/.exec(message);
+  if (!m) return message;
+  const { closestVerb } = await import('./help.js');
+  const near = closestVerb(m[1]!, Object.keys(VERBS).filter((v) => !['event', 'clear-attention', 'supervise'].includes(v)));
+  return near ? `${message}; did you mean "${near}"?` : message;
+}
+
 export async function run(argv: string[]): Promise<number> {
   quietOnBrokenPipe();
   let parsed: Parsed;
@@ -139,12 +175,21 @@ export async function run(argv: string[]): Promise<number> {
     if (e instanceof UsageError) {
       // The hook path must never fail its agent, even on a malformed call.
       if (argv.includes('event')) return 0;
-      process.stderr.write(`tma: ${e.message}\n`);
+      process.stderr.write(`tma: ${await withSuggestion(e.message)}\n`);
       return 2;
     }
     throw e;
   }
   if (parsed.globals.version) parsed.verb = 'version';
+  if (parsed.globals.help && parsed.verb !== null) {
+    const { VERB_HELP } = await import('./help.js');
+    process.stdout.write(VERB_HELP[parsed.verb] ? `usage: ${VERB_HELP[parsed.verb]}\n` : HELP);
+    return 0;
+  }
+  if (parsed.verb !== null && NO_POSITIONALS.has(parsed.verb) && parsed.positionals.length) {
+    process.stderr.write(`tma: ${parsed.verb} takes no arguments, got "${parsed.positionals.join(' ')}" (see \`tma help ${parsed.verb}\`)\n`);
+    return 2;
+  }
   if (parsed.globals.help || parsed.verb === null) {
     process.stdout.write(HELP);
     return parsed.verb === null && !parsed.globals.help ? 2 : 0;

@@ -10,6 +10,7 @@ import { bundledActionDir, readManifestFiles, userActionDir } from '../../collec
 import { readProcessTable } from '../../collector/tmux/proc-table.js';
 import { flag, type Parsed } from '../args.js';
 import { guard, openLocal } from '../local.js';
+import { setupReport } from '../install/doctor-report.js';
 
 // Guarded writes need set-option -F expanding formats (tmux 3.2); older servers get advisory writes.
 const MIN_TMUX = '3.2';
@@ -22,14 +23,14 @@ function below(version: string | null, min: string): boolean {
   return (a[0] ?? 0) < (b[0] ?? 0) || ((a[0] ?? 0) === (b[0] ?? 0) && (a[1] ?? 0) < (b[1] ?? 0));
 }
 
-function agentEntry(p: SurveyedPane, now: number) {
+function agentEntry(p: SurveyedPane, now: number, wiring: Map<string, string>) {
   const id = p.identity?.kind === 'agent' ? p.identity : null;
   const name = id?.manifest.name ?? p.rec.options['@agent_name'] ?? '';
   const registered = p.rec.options['@agent_session'] !== undefined;
   const hookless = id ? id.manifest.hooks === null : false;
   // Without installed hooks we can still read the screen: tier 1. A registered session proves a
   // lifecycle hook reached us: tier 2 (no daemon tier in this build).
-  const hookStatus = hookless ? 'hookless' : registered ? 'wired' : 'not_installed';
+  const hookStatus = hookless ? 'hookless' : registered ? 'wired' : (wiring.get(name) ?? 'not_installed');
   return {
     pane: p.rec.paneId,
     agent: name,
@@ -66,6 +67,8 @@ export async function main(p: Parsed): Promise<number> {
       const ignored = s.panes.filter((x) => x.ignored);
       const stampIssues = s.panes.filter((x) => x.problem !== null);
       const agents = s.panes.filter((x) => !x.ignored && (x.identity?.kind === 'agent' || x.stamp !== null));
+      const setup = await setupReport(local.engine.manifests, local.target, process.env, p.globals.config as string | undefined);
+      const wiring = new Map(setup.hook_wiring.map((w) => [w.agent, w.hook_status]));
       const doc = {
         schema: 1,
         tmux: { version: s.tmuxVersion, min_version: MIN_TMUX, below_min: below(s.tmuxVersion, MIN_TMUX) },
@@ -73,30 +76,31 @@ export async function main(p: Parsed): Promise<number> {
         ambient_driver: { polling: s.lastPoll !== null, last_poll_age_ms: s.lastPoll !== null ? Math.max(0, now - s.lastPoll) : null },
         clients: { attached: s.attachedClients },
         status_option: { enabled: s.statusEnabled },
-        mouse: { bindings_installed: false, enabled: false },
+        mouse: { bindings_installed: setup.mouseBindings, enabled: false },
         watch: { running: false, watchers: 0 },
-        wrapper: { path: wrapperPath, reference: wrapperPath, present: existsSync(wrapperPath) },
+        wrapper: existsSync(wrapperPath) ? setup.wrapper : { path: wrapperPath, reference: wrapperPath, present: false },
         notify: { last_failure: null },
         process_walk: { ok: s.walkError === null, error: s.walkError },
-        tmux_hooks: [],
+        tmux_hooks: setup.tmux_hooks,
         manifests: { ok: local.engine.manifests.length, issues: local.manifestIssues.map((i) => ({ file: i.file, problem: i.problem })) },
         process_name_issues: processNameIssues,
         nested_multiplexers: nested.map((x) => ({ pane: x.rec.paneId, locator: x.locator, command: x.rec.currentCommand })),
         remote_panes: remote.map((x) => ({ pane: x.rec.paneId, locator: x.locator, command: x.rec.currentCommand, stamped: x.stamp !== null })),
         ignored_panes: ignored.map((x) => ({ pane: x.rec.paneId, locator: x.locator, value: x.rec.options['@agent_ignore'] ?? '' })),
         stamp_issues: stampIssues.map((x) => ({ pane: x.rec.paneId, locator: x.locator, problem: x.problem! })),
-        agents: agents.map((x) => agentEntry(x, now)),
+        agents: agents.map((x) => agentEntry(x, now, wiring)),
         actions: actions.ok
           ? { ok: actions.actions.length, issues: [] }
           : { ok: 0, issues: actions.issues.map((i) => ({ file: i.file, problem: i.problem })) },
+        hook_wiring: setup.hook_wiring,
       };
       // Counted: what a person should fix. Remote, nested and ignored panes are choices, not faults;
       // a status line switched off hides every status-bar segment, so it is a fault.
       const warnings =
         doc.manifests.issues.length + doc.actions.issues.length + processNameIssues.length + stampIssues.length + (s.walkError ? 1 : 0) +
-        (doc.wrapper.present ? 0 : 1) + (doc.status_option.enabled ? 0 : 1);
+        (doc.wrapper.present ? 0 : 1) + (doc.status_option.enabled ? 0 : 1) + setup.warnings;
       if (json) process.stdout.write(`${JSON.stringify(doc)}\n`);
-      else process.stdout.write(renderText(doc));
+      else process.stdout.write(renderText(doc) + setup.lines.map((l) => `${l}\n`).join(''));
       if (exitCode && warnings > 0) {
         process.stderr.write(`tma: doctor: ${warnings} warning(s), 0 pane(s) below the expected tier\n`);
         return 1;

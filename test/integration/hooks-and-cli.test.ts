@@ -147,7 +147,7 @@ it('doctor --json: the grouped key set and every nested key set, in code order',
   expect(Object.keys(d)).toEqual([
     'schema', 'tmux', 'daemon', 'ambient_driver', 'clients', 'status_option', 'mouse', 'watch', 'wrapper', 'notify',
     'process_walk', 'tmux_hooks', 'manifests', 'process_name_issues', 'nested_multiplexers', 'remote_panes',
-    'ignored_panes', 'stamp_issues', 'agents', 'actions',
+    'ignored_panes', 'stamp_issues', 'agents', 'actions', 'hook_wiring',
   ]);
   expect(d.schema).toBe(1);
   const keys = (o: unknown) => Object.keys(o as object);

@@ -1,0 +1,75 @@
+// The one way install verbs change a file: say nothing changes when nothing does; otherwise
+// show a unified diff and ask (unless --yes). A declined change writes nothing.
+
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { createInterface } from 'node:readline';
+import { unifiedDiff, type DiffColors } from '../../collector/install/diff.js';
+
+export class InstallError extends Error {}
+
+/** Absent → the fallback text; any other failure to read is an error that stops the edit. */
+export function readOr(path: string, fallback: string): { text: string; exists: boolean } {
+  try {
+    return { text: readFileSync(path, 'utf8'), exists: true };
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { text: fallback, exists: false };
+    throw new InstallError(`cannot read ${path}: ${(e as Error).message}`);
+  }
+}
+
+let lines: AsyncIterator<string> | null = null;
+
+/** One answer from stdin; end of input counts as no. */
+async function ask(question: string): Promise<boolean> {
+  process.stdout.write(question);
+  lines ??= createInterface({ input: process.stdin, terminal: false })[Symbol.asyncIterator]();
+  const r = await lines.next();
+  if (r.done) {
+    process.stdout.write('\n');
+    return false;
+  }
+  return /^\s*(y|yes)\s*$/i.test(r.value);
+}
+
+function colors(): DiffColors | undefined {
+  if (!process.stdout.isTTY || process.env.NO_COLOR) return undefined;
+  const c = (code: string) => (s: string) => `\x1b[${code}m${s}\x1b[0m`;
+  return { header: c('36'), del: c('31'), ins: c('32') };
+}
+
+export interface ApplyOpts {
+  yes: boolean;
+}
+
+export type Applied = 'unchanged' | 'written' | 'declined';
+
+/** `after === null` removes the file. */
+export async function applyFile(path: string, label: string, before: string, after: string | null, o: ApplyOpts): Promise<Applied> {
+  if (after === before) {
+    process.stdout.write(`tma: ${label} already up to date (${path})\n`);
+    return 'unchanged';
+  }
+  process.stdout.write(`tma: proposed change to ${path} (${label}):\n`);
+  process.stdout.write(unifiedDiff(before, after ?? '', colors()));
+  if (!o.yes && !(await ask('Apply this change? [y/N] '))) {
+    process.stdout.write('tma: aborted; no changes written\n');
+    return 'declined';
+  }
+  try {
+    if (after === null) rmSync(path, { force: true });
+    else {
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, after);
+    }
+  } catch (e) {
+    throw new InstallError(`cannot write ${path}: ${(e as Error).message}`);
+  }
+  return 'written';
+}
+
+/** Release stdin so the process can exit once prompts are done. */
+export function closePrompts(): void {
+  lines?.return?.();
+  lines = null;
+}

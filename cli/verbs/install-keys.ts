@@ -1,0 +1,119 @@
+// `tma install-keys [--mouse] [--check] [--uninstall] [--yes]`: tma's key bindings in a file of
+// their own, sourced by one marked line in your tmux.conf. Files only; tmux is never touched.
+
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { confLineProblems, KEYS_MARKER, planConfAdd, planConfRemove, renderManaged, sourceLine } from '../../collector/install/keys.js';
+import { flag, str, UsageError, type Parsed } from '../args.js';
+import { applyFile, closePrompts, InstallError, readOr } from '../install/apply.js';
+import { configDir, configDirPinned, home, packageFile, tmaBin, type Env } from '../install/paths.js';
+import { ExitError, guard } from '../local.js';
+
+export function tmuxConf(env: Env, flagPath?: string): { path: string; created: boolean } {
+  if (flagPath) return { path: flagPath, created: !existsSync(flagPath) };
+  const h = home(env);
+  const xdg = env.XDG_CONFIG_HOME ? join(env.XDG_CONFIG_HOME, 'tmux', 'tmux.conf') : null;
+  const dotConfig = join(h, '.config', 'tmux', 'tmux.conf');
+  for (const c of [join(h, '.tmux.conf'), xdg, dotConfig]) if (c && existsSync(c)) return { path: c, created: false };
+  const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
+  return { path: xdg ?? (isDir(join(h, '.config')) ? dotConfig : join(h, '.tmux.conf')), created: true };
+}
+
+export interface KeysOpts {
+  mouse: boolean;
+  yes: boolean;
+  noDaemon: boolean;
+  conf?: string | undefined;
+  configDir?: string | undefined;
+}
+
+function where(env: Env, o: KeysOpts) {
+  const dir = configDir(env, o.configDir);
+  const managed = join(dir, 'tmux.conf');
+  return { managed, line: sourceLine(configDirPinned(env, o.configDir) ? managed : null), conf: tmuxConf(env, o.conf) };
+}
+
+export function keysProblems(env: Env, o: KeysOpts): string[] {
+  const w = where(env, o);
+  const bin = tmaBin(env);
+  const problems: string[] = [];
+  const managed = existsSync(w.managed) ? readFileSync(w.managed, 'utf8') : null;
+  const ok = o.mouse ? [renderManaged(bin, true)] : [renderManaged(bin, false), renderManaged(bin, true)];
+  if (managed === null) problems.push(`${w.managed} is missing`);
+  else if (!ok.includes(managed)) problems.push(`${w.managed} is stale${o.mouse ? ' or has no mouse bindings' : ''}; run \`tma install-keys\``);
+  const conf = existsSync(w.conf.path) ? readFileSync(w.conf.path, 'utf8') : '';
+  problems.push(...confLineProblems(conf, w.line, w.conf.path));
+  return problems;
+}
+
+/** Point at the collector's service, our stand-in for the reference's key-started daemon. */
+function collectorNote(env: Env): string {
+  const unit = join(home(env), '.config', 'systemd', 'user', 'tma-collector.service');
+  return existsSync(unit)
+    ? 'tma: the collector runs as a systemd user unit: `systemctl --user enable --now tma-collector`\n'
+    : `tma: to publish this machine to a hub, run the collector as a service: see ${packageFile('deploy/tma-collector.service')}\n`;
+}
+
+export async function installKeys(env: Env, o: KeysOpts): Promise<boolean> {
+  const w = where(env, o);
+  const cur = readOr(w.managed, '');
+  if (cur.text.trim() !== '' && !cur.text.includes(KEYS_MARKER)) {
+    throw new InstallError(`${w.managed} is not tma's key file (no "${KEYS_MARKER}" banner); move it away and re-run`);
+  }
+  if ((await applyFile(w.managed, 'tma key bindings', cur.text, renderManaged(tmaBin(env), o.mouse), o)) === 'declined') return false;
+  if (w.conf.created) process.stdout.write(`tma: creating ${w.conf.path}\n`);
+  const conf = readOr(w.conf.path, '');
+  if ((await applyFile(w.conf.path, 'tmux.conf source line', conf.text, planConfAdd(conf.text, w.line), o)) === 'declined') return false;
+  process.stdout.write(`tma: reload with \`tmux source-file ${w.conf.path}\`; then prefix+j jumps to the agent waiting longest\n`);
+  if (o.mouse) process.stdout.write('tma: the mouse bindings need `set -g mouse on`\n');
+  if (!o.noDaemon) process.stdout.write(collectorNote(env));
+  process.stdout.write("tma: for a status-bar count add `set -g status-right '#(tma status)'` to your tmux.conf\n");
+  return true;
+}
+
+async function uninstallKeys(env: Env, o: KeysOpts): Promise<boolean> {
+  const w = where(env, o);
+  if (existsSync(w.managed)) {
+    const cur = readOr(w.managed, '');
+    if (cur.text.includes(KEYS_MARKER)) {
+      if ((await applyFile(w.managed, 'tma key bindings', cur.text, null, o)) === 'declined') return false;
+    } else process.stdout.write(`tma: ${w.managed} is not tma's key file; leaving it untouched\n`);
+  }
+  const conf = readOr(w.conf.path, '');
+  const next = planConfRemove(conf.text);
+  if (next === conf.text) process.stdout.write(`tma: no tma source line in ${w.conf.path}\n`);
+  else if ((await applyFile(w.conf.path, 'tmux.conf source line', conf.text, next, o)) === 'declined') return false;
+  process.stdout.write('tma: key bindings removed\n');
+  return true;
+}
+
+export async function main(p: Parsed): Promise<number> {
+  if (p.positionals.length) throw new UsageError(`install-keys takes no arguments, got ${p.positionals.join(' ')}`);
+  const env = process.env;
+  const o: KeysOpts = {
+    mouse: flag(p.opts.mouse),
+    yes: flag(p.opts.yes),
+    noDaemon: flag(p.opts['no-daemon']),
+    conf: str(p.opts.conf),
+    configDir: str(p.opts['config-dir']),
+  };
+  return guard(async () => {
+    try {
+      if (flag(p.opts.check)) {
+        const problems = keysProblems(env, o);
+        if (problems.length === 0) {
+          process.stdout.write('tma: keybindings OK\n');
+          return 0;
+        }
+        process.stderr.write(`tma: keybindings incomplete:\n${problems.map((l) => `  - ${l}\n`).join('')}`);
+        return 1;
+      }
+      return (await (flag(p.opts.uninstall) ? uninstallKeys(env, o) : installKeys(env, o))) ? 0 : 1;
+    } catch (e) {
+      if (e instanceof InstallError) throw new ExitError(e.message, 1);
+      throw e;
+    } finally {
+      closePrompts();
+    }
+  });
+}

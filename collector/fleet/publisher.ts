@@ -37,6 +37,10 @@ export interface PublisherOptions {
   ringBytes?: number;
   maxFrameBytes?: number;
   log?: (line: string) => void;
+  /** A link was brought up to date (notifications waiting for a hub go out now). */
+  onLive?: () => void;
+  /** The hub recorded these notifications. */
+  onNotifyAck?: (ids: string[]) => void;
 }
 
 interface ServerEntry {
@@ -205,6 +209,9 @@ export class Publisher {
       case 'act':
         void this.answer(s, f);
         return;
+      case 'notify_ack':
+        this.opts.onNotifyAck?.(f.ids);
+        return;
     }
   }
 
@@ -221,6 +228,15 @@ export class Publisher {
       );
     }
     s.live = true;
+    this.opts.onLive?.();
+  }
+
+  /** Send an unsequenced frame (a notification) if a link is live; false when none is. */
+  sendLive(frame: CollectorFrame): boolean {
+    const s = this.session;
+    if (!s?.live) return false;
+    this.send(s, frame);
+    return true;
   }
 
   private async answer(s: Session, req: ActRequest): Promise<void> {

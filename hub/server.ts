@@ -17,6 +17,8 @@ import { DEFAULT_ACT_TIMEOUT_MS, registerActRoute } from './act-route.js';
 import { TokenBook, authClient, authCollector, type AuthOutcome } from './auth.js';
 import { parseListen, staleAfterDefault, type HubConfig, type ListenAddress } from './config.js';
 import { LinkSession } from './link-session.js';
+import { HubNotifier, type NotifyTiming } from './notify/hub-notifier.js';
+import { registerNotificationsRoute } from './notify/route.js';
 import { HubMetrics } from './metrics.js';
 import { QueryError, eventsFromQuery, selectorFromQuery } from './query.js';
 import { dialSsh, type SshTuning } from './ssh-link.js';
@@ -45,6 +47,10 @@ export interface StartHubOptions {
   ssh?: SshTuning;
   /** How long `POST /v1/act` waits for the host's answer. */
   actTimeoutMs?: number;
+  /** The notification journal (JSONL); null or absent keeps it in memory only. */
+  notifyJournal?: string | null;
+  /** Grouping and retry timings of the notification sinks; tests shorten them. */
+  notifyTiming?: Partial<NotifyTiming>;
 }
 
 export interface Hub {
@@ -57,6 +63,8 @@ export interface Hub {
   attachLink(link: FrameLink, opts: { transport: Transport; host: string }): LinkSession;
   /** The open session publishing for `host`, if any (act forwarding uses it). */
   session(host: string): LinkSession | undefined;
+  /** Fleet notifications: its sinks can be swapped with `notifier.setSinks` (a config reload). */
+  notifier: HubNotifier;
   close(): Promise<void>;
 }
 
@@ -107,6 +115,12 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   const streams = new StreamHub(store, { coalesceMs: opts.streamCoalesceMs ?? 50, keepaliveMs: heartbeatMs, logger, metrics, clock });
   const sessions = new Map<string, LinkSession>();
   const links = new Set<LinkSession>();
+  // Its context learns the hub's address once listening (the default ntfy click target).
+  const notifyContext = { hubUrl: '' };
+  const notifier = new HubNotifier({
+    journalPath: opts.notifyJournal ?? null, sinks: config.notify ?? [], logger, context: notifyContext, clock,
+    ...(opts.notifyTiming ? { timing: opts.notifyTiming } : {}),
+  });
 
   const sweepTimer = setInterval(() => store.sweep(), heartbeatMs);
   sweepTimer.unref();
@@ -123,6 +137,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
         links.delete(s);
         if (sessions.get(s.host) === s) sessions.delete(s.host);
       },
+      onNotify: (host, event) => notifier.receive(host, event),
     });
     links.add(session);
     return session;
@@ -165,8 +180,10 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   app.get('/metrics', (c) => {
     const refused = clientAuth(c, '/metrics');
     if (refused) return refused;
-    return c.body(metrics.render(store, clock()), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+    return c.body(metrics.render(store, clock()) + notifier.metricsText(), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
   });
+
+  registerNotificationsRoute(app, { notifier, clientAuth });
 
   app.get('/v1/subscribe', (c) => c.json(errorBody('open a WebSocket, or send Accept: text/event-stream'), 406));
   app.notFound((c) => c.json(errorBody('not found'), 404));
@@ -269,6 +286,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   const addr = server.address() as AddressInfo;
   const hostPart = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const url = `http://${hostPart}:${addr.port}`;
+  notifyContext.hubUrl = url;
   logger.info({ url }, 'hub listening');
 
   const sshDialers = config.ssh.map((target) =>
@@ -288,9 +306,11 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     logger,
     attachLink,
     session: (host) => sessions.get(host),
+    notifier,
     close() {
       closed ??= (async () => {
         clearInterval(sweepTimer);
+        notifier.close();
         await Promise.all(sshDialers.map((d) => d.stop()));
         streams.close();
         for (const s of [...links]) s.close('hub shutting down');

@@ -83,7 +83,7 @@ it('delivers one blocked and one resolved per episode to every sink across a hub
     hub = spawn(process.execPath, [join(REPO, 'bin/tma.js'), 'hub', '--no-local', '--config', join(dir, 'hub.toml')], { env: hubEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     hub.stdout!.on('data', (d) => (hubOut += d));
     hub.stderr!.on('data', (d) => (hubOut += d));
-    const end = Date.now() + 30_000;
+    const end = Date.now() + 60_000;
     let lastErr = '';
     for (;;) {
       const up = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok).catch((e: Error & { cause?: { code?: string } }) => {

@@ -22,6 +22,7 @@ export const VERBS: Record<string, OptSpec> = {
   supervise: { pane: { kind: 'value' }, name: { kind: 'value' }, nonce: { kind: 'value' }, 'timeout-ms': { kind: 'value' } },
   collector: { stdio: { kind: 'bool' }, 'host-name': { kind: 'value' }, interval: { kind: 'value' } },
   hub: { listen: { kind: 'value' }, 'no-local': { kind: 'bool' } },
+  debug: { trigger: { kind: 'value' } },
   wait: {
     until: { kind: 'value' }, pane: { kind: 'value' }, any: { kind: 'bool' }, all: { kind: 'bool' },
     count: { kind: 'value' }, since: { kind: 'value' }, timeout: { kind: 'value' }, json: { kind: 'bool' }, ...sel,
@@ -60,6 +61,8 @@ fleet: --hub URL (or TMA_HUB) with --token-file F (or TMA_HUB_TOKEN, a token or 
   act NAME --host H [--server S] --pane ID fires on that host (an operator token; --slot KEY
   replays instead of firing twice)
   version                                 print the version
+  debug notify-test --trigger blocked|done|context_high
+                                          fire a sample notification through [notify]
 
 selectors: --state LIST --agent NAME --session NAME --repo NAME --branch NAME
 global flags: --socket-name/-L NAME, --socket-path/-S PATH, --config PATH, --manifest-dir DIR
@@ -103,6 +106,8 @@ async function load(verb: string): Promise<VerbMain> {
       return (await import('./verbs/collector.js')).main;
     case 'hub':
       return (await import('./verbs/hub.js')).main;
+    case 'debug':
+      return (await import('./verbs/debug.js')).main;
     default:
       return async () => {
         process.stdout.write(`tma ${VERSION}\n`);

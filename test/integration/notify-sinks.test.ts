@@ -86,7 +86,11 @@ it('sends ntfy, signed webhook and command messages, grouped, with resolved only
   expect(hook.headers['content-type']).toBe('application/json');
   expect(hook.headers['x-tma-signature']).toBe(`sha256=${createHmac('sha256', 's3cret').update(hook.body).digest('hex')}`);
   const doc = JSON.parse(hook.body) as { schema: number; sink: string; events: Record<string, unknown>[] };
-  expect(Object.keys(doc)[0]).toBe('schema');
+  expect(Object.keys(doc)).toEqual(['schema', 'sink', 'delivery', 'events']);
+  expect(Object.keys(doc.events[0]!)).toEqual([
+    'trigger', 'server', 'pane', 'agent', 'episode_ms', 'at', 'state', 'detail', 'locator', 'repo', 'branch', 'context_pct',
+    'pending_tool', 'pending_summary', 'id', 'host', 'received_ms',
+  ]);
   expect(doc.events).toHaveLength(1);
   expect(doc.events[0]).toMatchObject({ trigger: 'blocked', host: 'build1', pane: '%3', episode_ms: one.episode_ms, pending_tool: 'Bash' });
 
@@ -131,6 +135,11 @@ it('sends ntfy, signed webhook and command messages, grouped, with resolved only
   const list = (await (await hub.get('/v1/notifications?limit=3')).json()) as { schema: number; notifications: Record<string, unknown>[] };
   expect(list.schema).toBe(1);
   expect(list.notifications).toHaveLength(3);
+  expect(Object.keys(list)).toEqual(['schema', 'notifications']);
+  expect(Object.keys(list.notifications[0]!)).toEqual([
+    'id', 'host', 'trigger', 'server', 'pane', 'agent', 'episode_ms', 'at', 'state', 'detail', 'locator', 'repo', 'branch',
+    'context_pct', 'pending_tool', 'pending_summary', 'received_ms', 'delivery',
+  ]);
   expect(list.notifications[1]).toMatchObject({ trigger: 'resolved', pane: '%3', delivery: { ops: { state: 'sent' }, script: { state: 'sent' } } });
   expect(list.notifications[1]!.delivery).not.toHaveProperty('phone');
   expect((await hub.get('/v1/notifications', null)).status).toBe(401);

@@ -11,6 +11,9 @@ import { repoOf } from '../collector/engine/repo.js';
 import { discover } from '../collector/fleet/discovery.js';
 import { ServerEngines } from '../collector/fleet/engines.js';
 import { Publisher, type ActRequest } from '../collector/fleet/publisher.js';
+import { HostNotifier } from '../collector/notify/host-notifier.js';
+import { HostSinks } from '../collector/notify/host-sinks.js';
+import { NotifyOutbox } from '../collector/notify/outbox.js';
 import { remoteActHandler, remoteAllowed } from '../collector/fleet/remote-act.js';
 import { canonicalSocketPath, listenWake, wakeDir, wakeSocketPath, type HookDelivery } from '../collector/fleet/wake.js';
 import { loadActions } from '../collector/manifest-files.js';
@@ -52,6 +55,15 @@ export function heartbeatOverride(env: NodeJS.ProcessEnv): number | undefined {
   return ms >= 10 ? ms : undefined;
 }
 
+/**
+ * `[remote] share_prompt` (added with prompt forwarding): read without depending on its exact
+ * settled name, and false unless it is plainly true.
+ */
+function sharesPrompts(config: Config): boolean {
+  const r = config.remote as Record<string, unknown>;
+  return r.sharePrompt === true || r.share_prompt === true;
+}
+
 export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<CollectorParts> {
   const { env, log, host } = o;
   const config = await loadLocalConfig(p, env);
@@ -81,6 +93,14 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
     configPath: str(p.globals.config) ?? null,
     log,
   });
+  const outbox = new NotifyOutbox({ log });
+  const notifier = new HostNotifier({
+    settings: config.notify,
+    sinks: new HostSinks({ settings: config.notify, env, log }),
+    fleet: (ev) => outbox.add(ev),
+    sharePrompt: sharesPrompts(config),
+    log,
+  });
   const publisher = new Publisher({
     host,
     version: VERSION,
@@ -90,7 +110,10 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
     heartbeatMs: heartbeatOverride(env),
     log,
     sharePrompt: config.remote.sharePrompt ?? o.sharePromptDefault ?? false,
+    onLive: () => outbox.flush(),
+    onNotifyAck: (ids) => outbox.ack(ids),
   });
+  outbox.bind((frame) => publisher.sendLive(frame));
   engines = new ServerEngines({
     discover: () =>
       discover({
@@ -139,6 +162,7 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
       }
     },
     log,
+    afterCycle: (engine, res, rows, server) => notifier.afterCycle(engine, res, rows, server),
   });
   return { config, publisher, engines };
 }

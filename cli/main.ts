@@ -25,6 +25,7 @@ export const VERBS: Record<string, OptSpec> = {
   collector: { stdio: { kind: 'bool' }, 'host-name': { kind: 'value' }, interval: { kind: 'value' } },
   hub: { listen: { kind: 'value' }, 'no-local': { kind: 'bool' } },
   forget: {},
+  debug: { trigger: { kind: 'value' } },
   wait: {
     until: { kind: 'value' }, pane: { kind: 'value' }, any: { kind: 'bool' }, all: { kind: 'bool' },
     count: { kind: 'value' }, since: { kind: 'value' }, timeout: { kind: 'value' }, json: { kind: 'bool' }, ...sel,
@@ -66,6 +67,8 @@ fleet: --hub URL (or TMA_HUB) with --token-file F (or TMA_HUB_TOKEN, a token or 
   replays instead of firing twice)
   forget HOST (with --hub)                drop a host that is gone, and its rows (operator token)
   version                                 print the version
+  debug notify-test --trigger blocked|done|context_high
+                                          fire a sample notification through [notify]
 
 setup:
   init [--yes]                            wire the agents on $PATH, install keys, run doctor
@@ -137,6 +140,8 @@ async function load(verb: string): Promise<VerbMain> {
       return (await import('./verbs/completions.js')).main;
     case 'help':
       return (await import('./verbs/help.js')).main;
+    case 'debug':
+      return (await import('./verbs/debug.js')).main;
     default:
       return async () => {
         process.stdout.write(`tma ${VERSION}\n`);

@@ -8,6 +8,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { DEAD_AFTER_HEARTBEATS, HEARTBEAT_MS } from '../shared/protocol.js';
+import { notifyEntry, settleNotifySinks, type NotifySinkConfig } from './notify/sink-config.js';
 
 export const DEFAULT_LISTEN = '127.0.0.1:7480';
 /** A host silent for this many heartbeat intervals is stale (when stale_after_secs is unset). */
@@ -48,6 +49,7 @@ const hubSchema = z.strictObject({
   collector: z.array(collectorEntry).optional(),
   client: z.array(clientEntry).optional(),
   ssh: z.array(sshEntry).optional(),
+  notify: z.array(notifyEntry).optional(),
 });
 
 export type Role = 'viewer' | 'operator';
@@ -86,6 +88,8 @@ export interface HubConfig {
   collectors: CollectorCredential[];
   clients: ClientCredential[];
   ssh: SshTarget[];
+  /** `[[notify]]` sinks; absent or empty: the hub records notifications and sends them nowhere. */
+  notify?: NotifySinkConfig[];
 }
 
 export class HubConfigError extends Error {}
@@ -215,7 +219,17 @@ export function parseHubConfig(file: string, text: string, read: ReadTokenFile =
     collectors,
     clients,
     ssh,
+    // Only when configured: a config without sinks reads exactly as it did before they existed.
+    ...(c.notify ? { notify: notifySinks(file, c.notify, read) } : {}),
   };
+}
+
+function notifySinks(file: string, entries: Parameters<typeof settleNotifySinks>[1], read: ReadTokenFile): NotifySinkConfig[] {
+  try {
+    return settleNotifySinks(file, entries, read);
+  } catch (e) {
+    throw new HubConfigError((e as Error).message);
+  }
 }
 
 export function loadHubConfig(file: string): HubConfig {

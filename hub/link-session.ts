@@ -58,6 +58,8 @@ export interface LinkSessionOptions {
   onHello?: (session: LinkSession) => void;
   /** Called once when the session ends, for the server's bookkeeping. */
   onEnd?: (session: LinkSession) => void;
+  /** A notification from this host; returns once it is durably recorded (throws if it cannot be). */
+  onNotify?: (host: string, event: Extract<CollectorFrame, { type: 'notify' }>['event']) => void;
 }
 
 type Phase = 'awaiting-hello' | 'open' | 'closed';
@@ -198,7 +200,20 @@ export class LinkSession {
         return;
       case 'act_result':
         return this.actResult(f.id, f.result);
+      case 'notify':
+        return this.notified(f);
     }
+  }
+
+  /** Acknowledged only once recorded: an unacknowledged notification is sent again by the host. */
+  private notified(f: Extract<CollectorFrame, { type: 'notify' }>): void {
+    try {
+      this.o.onNotify?.(this.host, f.event);
+    } catch (e) {
+      this.log.error({ err: (e as Error).message }, 'notification could not be recorded; not acknowledged');
+      return;
+    }
+    this.send({ type: 'notify_ack', ids: [f.id] });
   }
 
   /**

@@ -17,6 +17,8 @@ import { DEFAULT_ACT_TIMEOUT_MS, registerActRoute } from './act-route.js';
 import { TokenBook, authClient, authCollector, type AuthOutcome } from './auth.js';
 import { parseListen, staleAfterDefault, type HubConfig, type ListenAddress } from './config.js';
 import { LinkSession } from './link-session.js';
+import { HubNotifier, type NotifyTiming } from './notify/hub-notifier.js';
+import { registerNotificationsRoute } from './notify/route.js';
 import { HubMetrics } from './metrics.js';
 import { QueryError, eventsFromQuery, selectorFromQuery } from './query.js';
 import { dialSsh, type SshTuning } from './ssh-link.js';
@@ -51,6 +53,10 @@ export interface StartHubOptions {
   connectionLimits?: Partial<ConnectionLimits>;
   /** Bytes of incomplete snapshot parts one link may hold; tests shrink it. */
   pendingSnapshotMaxBytes?: number;
+  /** The notification journal (JSONL); null or absent keeps it in memory only. */
+  notifyJournal?: string | null;
+  /** Grouping and retry timings of the notification sinks; tests shorten them. */
+  notifyTiming?: Partial<NotifyTiming>;
 }
 
 export interface Hub {
@@ -63,6 +69,8 @@ export interface Hub {
   attachLink(link: FrameLink, opts: { transport: Transport; host: string }): LinkSession;
   /** The open session publishing for `host`, if any (act forwarding uses it). */
   session(host: string): LinkSession | undefined;
+  /** Fleet notifications: its sinks can be swapped with `notifier.setSinks` (a config reload). */
+  notifier: HubNotifier;
   close(): Promise<void>;
 }
 
@@ -119,6 +127,12 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     if (t.log) logger.warn({ endpoint, reason, ...(t.suppressed > 0 ? { suppressed_since_last: t.suppressed } : {}) }, 'request refused');
   };
   const links = new Set<LinkSession>();
+  // Its context learns the hub's address once listening (the default ntfy click target).
+  const notifyContext = { hubUrl: '' };
+  const notifier = new HubNotifier({
+    journalPath: opts.notifyJournal ?? null, sinks: config.notify ?? [], logger, context: notifyContext, clock,
+    ...(opts.notifyTiming ? { timing: opts.notifyTiming } : {}),
+  });
 
   const sweepTimer = setInterval(() => store.sweep(), heartbeatMs);
   sweepTimer.unref();
@@ -144,6 +158,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
         links.delete(s);
         if (sessions.get(s.host) === s) sessions.delete(s.host);
       },
+      onNotify: (host, event) => notifier.receive(host, event),
     });
     links.add(session);
     return session;
@@ -186,7 +201,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   app.get('/metrics', (c) => {
     const refused = clientAuth(c, '/metrics');
     if (refused) return refused;
-    return c.body(metrics.render(store, clock()), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+    return c.body(metrics.render(store, clock()) + notifier.metricsText(), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
   });
 
   // An operator removes a host and its rows: one that is gone for good, or whose rows went wrong.
@@ -207,6 +222,8 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     logger.info({ host, who: r.who.name }, 'host forgotten');
     return c.json({ schema: 1, forgotten: host }, 200);
   });
+
+  registerNotificationsRoute(app, { notifier, clientAuth });
 
   app.get('/v1/subscribe', (c) => c.json(errorBody('open a WebSocket, or send Accept: text/event-stream'), 406));
   app.notFound((c) => c.json(errorBody('not found'), 404));
@@ -315,6 +332,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   const addr = server.address() as AddressInfo;
   const hostPart = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const url = `http://${hostPart}:${addr.port}`;
+  notifyContext.hubUrl = url;
   logger.info({ url }, 'hub listening');
 
   const sshDialers = config.ssh.map((target) =>
@@ -334,9 +352,11 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     logger,
     attachLink,
     session: (host) => sessions.get(host),
+    notifier,
     close() {
       closed ??= (async () => {
         clearInterval(sweepTimer);
+        notifier.close();
         await Promise.all(sshDialers.map((d) => d.stop()));
         streams.close();
         for (const s of [...links]) s.close('hub shutting down');

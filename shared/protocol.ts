@@ -9,6 +9,9 @@
 
 import { z } from 'zod';
 import { protocolRowSchema } from './row-schema.js';
+import { notifyAckFrame, notifyFrame } from './notify.js';
+
+export { notifyAckFrame, notifyFrame } from './notify.js';
 
 export const PROTOCOL_VERSION = 1;
 
@@ -146,17 +149,18 @@ export const collectorFrame = z.discriminatedUnion('type', [
   heartbeatFrame,
   errorFrame,
   actResultFrame,
+  notifyFrame,
 ]);
 export type CollectorFrame = z.infer<typeof collectorFrame>;
 
 /** Frames a hub sends. */
-export const hubFrame = z.discriminatedUnion('type', [welcomeFrame, heartbeatFrame, errorFrame, actRequestFrame]);
+export const hubFrame = z.discriminatedUnion('type', [welcomeFrame, heartbeatFrame, errorFrame, actRequestFrame, notifyAckFrame]);
 export type HubFrame = z.infer<typeof hubFrame>;
 
 export type FrameError = z.infer<typeof errorFrame>;
 
-const COLLECTOR_TYPES = new Set(['hello', 'snapshot', 'delta', 'server', 'heartbeat', 'error', 'act_result']);
-const HUB_TYPES = new Set(['welcome', 'heartbeat', 'error', 'act']);
+const COLLECTOR_TYPES = new Set(['hello', 'snapshot', 'delta', 'server', 'heartbeat', 'error', 'act_result', 'notify']);
+const HUB_TYPES = new Set(['welcome', 'heartbeat', 'error', 'act', 'notify_ack']);
 
 /**
  * Decode one frame's text. Never throws: a bad frame comes back as the error frame to answer it

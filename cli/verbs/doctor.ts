@@ -8,6 +8,7 @@ import { normalizeComm } from '../../collector/core/proc.js';
 import { survey, type SurveyedPane } from '../../collector/engine/survey.js';
 import { bundledActionDir, readManifestFiles, userActionDir } from '../../collector/manifest-files.js';
 import { readProcessTable } from '../../collector/tmux/proc-table.js';
+import { lastFailure } from '../../collector/notify/failure-marker.js';
 import { flag, type Parsed } from '../args.js';
 import { guard, openLocal } from '../local.js';
 import { setupReport } from '../install/doctor-report.js';
@@ -79,7 +80,7 @@ export async function main(p: Parsed): Promise<number> {
         mouse: { bindings_installed: setup.mouseBindings, enabled: false },
         watch: { running: false, watchers: 0 },
         wrapper: existsSync(wrapperPath) ? setup.wrapper : { path: wrapperPath, reference: wrapperPath, present: false },
-        notify: { last_failure: null },
+        notify: { last_failure: lastFailure(process.env) },
         process_walk: { ok: s.walkError === null, error: s.walkError },
         tmux_hooks: setup.tmux_hooks,
         manifests: { ok: local.engine.manifests.length, issues: local.manifestIssues.map((i) => ({ file: i.file, problem: i.problem })) },
@@ -98,7 +99,7 @@ export async function main(p: Parsed): Promise<number> {
       // a status line switched off hides every status-bar segment, so it is a fault.
       const warnings =
         doc.manifests.issues.length + doc.actions.issues.length + processNameIssues.length + stampIssues.length + (s.walkError ? 1 : 0) +
-        (doc.wrapper.present ? 0 : 1) + (doc.status_option.enabled ? 0 : 1) + setup.warnings;
+        (doc.wrapper.present ? 0 : 1) + (doc.status_option.enabled ? 0 : 1) + setup.warnings + (doc.notify.last_failure ? 1 : 0);
       if (json) process.stdout.write(`${JSON.stringify(doc)}\n`);
       else process.stdout.write(renderText(doc) + setup.lines.map((l) => `${l}\n`).join(''));
       if (exitCode && warnings > 0) {
@@ -124,6 +125,10 @@ function renderText(d: Doc): string {
   for (const i of d.manifests.issues) out.push(`  manifest ${i.file}: ${i.problem}`);
   out.push(`actions: ${d.actions.ok} loaded${d.actions.issues.length ? `, broken: ${d.actions.issues.map((i: Doc) => `${i.file}: ${i.problem}`).join('; ')}` : ''}`);
   if (!d.status_option.enabled) out.push('status: the tmux status line is off, so a status-bar segment will not show');
+  if (d.notify.last_failure) {
+    const f = d.notify.last_failure;
+    out.push(`notify: the last notify command failed (${f.reason}) at ${new Date(f.at).toISOString()}: ${f.command}`);
+  }
   if (!d.process_walk.ok) out.push(`procs: the process table could not be read: ${d.process_walk.error}`);
   for (const i of d.process_name_issues) out.push(`procs: ${i.agent} process name "${i.name}" is longer than ${i.comm_max} characters and can never match`);
   if (d.remote_panes.length) out.push(`remote: ${d.remote_panes.map((r: Doc) => `${r.pane} (${r.command})`).join(', ')}`);

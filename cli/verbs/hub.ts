@@ -22,6 +22,12 @@ function defaultHubConfigPath(env: NodeJS.ProcessEnv): string {
   return join(base, 'tma', 'hub.toml');
 }
 
+/** Where the hub journals fleet notifications, so a restart neither loses nor repeats one. */
+function notifyJournalPath(env: NodeJS.ProcessEnv): string {
+  const base = env.XDG_STATE_HOME || join(env.HOME || homedir(), '.local', 'state');
+  return join(base, 'tma', 'hub-notifications.jsonl');
+}
+
 /** The token a zero-config hub accepts, created once (0600) and reused. */
 function localToken(env: NodeJS.ProcessEnv): { token: string; file: string } {
   const file = defaultTokenFile(env);
@@ -109,7 +115,7 @@ export async function main(p: Parsed): Promise<number> {
 
     let hub;
     try {
-      hub = await startHub({ config, ...(listen ? { listen } : {}) });
+      hub = await startHub({ config, ...(listen ? { listen } : {}), notifyJournal: notifyJournalPath(env) });
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EADDRINUSE') throw new ExitError(`cannot listen on ${listen ?? 'the configured address'}: address in use`, 1);

@@ -5,7 +5,7 @@
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { DEFAULT_FOLD } from '../core/types.js';
-import { ConfigError, type Config } from './config-types.js';
+import { ConfigError, type Config, type NotifySettings } from './config-types.js';
 
 export { ConfigError, DEFAULT_CONFIG, type Config } from './config-types.js';
 
@@ -91,6 +91,22 @@ function issuePath(path: readonly PropertyKey[]): string {
   return path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
 }
 
+function notifySettings(n: RawConfig['notify']): NotifySettings {
+  return {
+    command: n?.command ?? null,
+    bell: n?.bell ?? false,
+    osc: n?.osc ?? false,
+    log: n?.log ?? null,
+    includeTitle: n?.include_title ?? false,
+    triggerCommands: {
+      blocked: n?.blocked?.command ?? null,
+      done: n?.done?.command ?? null,
+      context_high: n?.context_high?.command ?? null,
+    },
+    contextHigh: n?.context_high ? { threshold: n.context_high.threshold } : null,
+  };
+}
+
 export function parseConfig(path: string, text: string): Config {
   let raw: unknown;
   try {
@@ -124,7 +140,7 @@ export function parseConfig(path: string, text: string): Config {
     },
     agents: c.agent ?? [],
     tmuxBin: c.tmux?.bin ?? null,
-    notify: { fromEvent: c.notify?.from_event ?? false, on: (c.notify?.on ?? ['blocked']) as ('blocked' | 'done')[] },
+    notify: { fromEvent: c.notify?.from_event ?? false, on: c.notify?.on ?? ['blocked'], ...notifySettings(c.notify) },
     apiBase: Object.fromEntries(Object.entries(c.api ?? {}).map(([k, v]) => [k, v.api_base])),
     remote: { allowActions: c.remote?.allow_actions ?? null, allowExec: c.remote?.allow_exec ?? false, sharePrompt: c.remote?.share_prompt ?? null },
     status: c.status ?? {},

@@ -4,11 +4,34 @@
 import type { StatusStyles } from '../../shared/status-format.js';
 import { DEFAULT_FOLD, type FoldConfig } from '../core/types.js';
 
+/** The `[notify]` sinks and routing (surfaces §4); `on` and `from_event` sit beside them. */
+export interface NotifySettings {
+  command: string | null;
+  bell: boolean;
+  osc: boolean;
+  log: string | null;
+  includeTitle: boolean;
+  /** `[notify.blocked|done] command`: per-trigger routing over `command`. */
+  triggerCommands: { blocked: string | null; done: string | null; context_high: string | null };
+  /** `[notify.context_high]`; null: that trigger is off. */
+  contextHigh: { threshold: number } | null;
+}
+
+export const DEFAULT_NOTIFY_SETTINGS: NotifySettings = {
+  command: null,
+  bell: false,
+  osc: false,
+  log: null,
+  includeTitle: false,
+  triggerCommands: { blocked: null, done: null, context_high: null },
+  contextHigh: null,
+};
+
 export interface Config {
   fold: FoldConfig;
   agents: { name: string; enabled?: boolean; process_names?: string[] }[];
   tmuxBin: string | null;
-  notify: { fromEvent: boolean; on: ('blocked' | 'done')[] };
+  notify: { fromEvent: boolean; on: ('blocked' | 'done')[] } & NotifySettings;
   apiBase: Record<string, string>;
   /** `sharePrompt`: `[remote] share_prompt`; null = unset (a hub's own collector then shares). */
   remote: { allowActions: string[] | null; allowExec: boolean; sharePrompt?: boolean | null };
@@ -20,11 +43,10 @@ export const DEFAULT_CONFIG: Config = {
   fold: DEFAULT_FOLD,
   agents: [],
   tmuxBin: null,
-  notify: { fromEvent: false, on: ['blocked'] },
+  notify: { fromEvent: false, on: ['blocked'], ...DEFAULT_NOTIFY_SETTINGS },
   apiBase: {},
   remote: { allowActions: null, allowExec: false },
   status: {},
 };
 
 export class ConfigError extends Error {}
-

@@ -29,6 +29,8 @@ export interface EnginesOptions {
    */
   listenWake?: (socketPath: string, wake: () => void, engine: Engine) => Promise<{ close(): void } | null>;
   log?: (line: string) => void;
+  /** Runs after a cycle's rows went to the sink (the notifier rings here). */
+  afterCycle?: (engine: Engine, res: CycleResult, rows: AgentRow[], server: string) => Promise<void>;
 }
 
 interface Tracked {
@@ -131,6 +133,7 @@ export class ServerEngines {
         const rows = this.opts.enrich ? await this.opts.enrich(res) : res.rows;
         if (t.dropped) return;
         this.opts.sink.update(info.socketPath, info.incarnation, rows.map((r) => protocolRowObject(r)));
+        if (this.opts.afterCycle) await this.opts.afterCycle(t.engine, res, rows, info.socketPath);
         if (t.published === null) {
           t.published = info.socketPath;
           if (this.opts.listenWake) t.wake = await this.opts.listenWake(info.socketPath, () => this.wake(t.key), t.engine);

@@ -39,6 +39,10 @@ export interface PublisherOptions {
   log?: (line: string) => void;
   /** `[remote] share_prompt`: pending call and summary travel too. */
   sharePrompt?: boolean;
+  /** A link was brought up to date (notifications waiting for a hub go out now). */
+  onLive?: () => void;
+  /** The hub recorded these notifications. */
+  onNotifyAck?: (ids: string[]) => void;
 }
 
 interface ServerEntry {
@@ -210,6 +214,9 @@ export class Publisher {
       case 'act':
         void this.answer(s, f);
         return;
+      case 'notify_ack':
+        this.opts.onNotifyAck?.(f.ids);
+        return;
     }
   }
 
@@ -226,6 +233,15 @@ export class Publisher {
       );
     }
     s.live = true;
+    this.opts.onLive?.();
+  }
+
+  /** Send an unsequenced frame (a notification) if a link is live; false when none is. */
+  sendLive(frame: CollectorFrame): boolean {
+    const s = this.session;
+    if (!s?.live) return false;
+    this.send(s, frame);
+    return true;
   }
 
   private async answer(s: Session, req: ActRequest): Promise<void> {

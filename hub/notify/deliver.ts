@@ -1,0 +1,114 @@
+// How one grouped message reaches one sink. Each function resolves when the sink took it and
+// throws (with a short reason, never a secret) when it did not, so the queue can retry.
+
+import { spawn } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import type { HubNotification } from './journal.js';
+import type { NotifySinkConfig } from './sink-config.js';
+
+export const HTTP_TIMEOUT_MS = 10_000;
+export const COMMAND_TIMEOUT_MS = 30_000;
+export const SIGNATURE_HEADER = 'x-tma-signature';
+
+export interface Batch {
+  /** Stable across retries of the same message, so a receiver can drop a repeat. */
+  id: string;
+  events: HubNotification[];
+}
+
+export interface DeliverContext {
+  /** The hub's own address, the default for an ntfy click. */
+  hubUrl: string;
+}
+
+export class DeliveryError extends Error {}
+
+/** The JSON document webhook and command sinks receive. */
+export function batchDocument(sink: NotifySinkConfig, b: Batch): { schema: 1; sink: string; delivery: string; events: HubNotification[] } {
+  return { schema: 1, sink: sink.name, delivery: b.id, events: b.events };
+}
+
+export async function deliver(sink: NotifySinkConfig, b: Batch, ctx: DeliverContext): Promise<void> {
+  if (sink.kind === 'webhook') return webhook(sink, b);
+  if (sink.kind === 'ntfy') return ntfy(sink, b, ctx);
+  return command(sink, b);
+}
+
+async function post(url: string, body: string, headers: Record<string, string>): Promise<void> {
+  let res: Response;
+  try {
+    res = await fetch(url, { method: 'POST', body, headers, signal: AbortSignal.timeout(HTTP_TIMEOUT_MS) });
+  } catch (e) {
+    const cause = (e as { cause?: { code?: string } }).cause?.code;
+    throw new DeliveryError(cause ?? (e as Error).name ?? 'request failed');
+  }
+  await res.arrayBuffer().catch(() => undefined);
+  if (res.status < 200 || res.status >= 300) throw new DeliveryError(`HTTP ${res.status}`);
+}
+
+async function webhook(sink: NotifySinkConfig, b: Batch): Promise<void> {
+  const body = JSON.stringify(batchDocument(sink, b));
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'x-tma-delivery': b.id };
+  if (sink.secret) headers[SIGNATURE_HEADER] = `sha256=${createHmac('sha256', sink.secret).update(body).digest('hex')}`;
+  await post(sink.url!, body, headers);
+}
+
+/** Header values stay printable ASCII: ntfy reads them as such, and Node refuses the rest. */
+const ascii = (s: string) => s.replace(/[^\x20-\x7e]/g, '?').slice(0, 250);
+
+const PRIORITY: Record<string, number> = { blocked: 4, done: 3, context_high: 3 };
+
+function verb(e: HubNotification): string {
+  if (e.trigger === 'blocked') return `is waiting for you${e.detail ? ` (${e.detail})` : ''}${e.pending_tool ? `: ${e.pending_tool}` : ''}`;
+  if (e.trigger === 'done') return 'finished';
+  return `context is at ${e.context_pct ?? '?'}%`;
+}
+
+/** What an ntfy notification says, and where a tap on it leads. */
+export function ntfyMessage(b: Batch, pageBase: string): { title: string; body: string; priority: number; click: string; tags: string } {
+  const ev = b.events;
+  const first = ev[0]!;
+  const where = (e: HubNotification) => `${e.host} ${e.locator}`;
+  const base = pageBase.replace(/\/+$/, '');
+  const at = (e: HubNotification) =>
+    `${base}/#${new URLSearchParams({ host: e.host, server: e.server, pane: e.pane }).toString()}`;
+  const priority = Math.max(...ev.map((e) => PRIORITY[e.trigger] ?? 3));
+  if (ev.length === 1) {
+    return { title: `${first.agent} ${first.trigger} on ${first.host}`, body: `${where(first)}: ${first.agent} ${verb(first)}`, priority, click: at(first), tags: first.trigger };
+  }
+  const blocked = ev.filter((e) => e.trigger === 'blocked').length;
+  const title = blocked ? `${blocked} of ${ev.length} agents need you` : `${ev.length} agent notifications`;
+  const body = ev.map((e) => `${where(e)}: ${e.agent} ${verb(e)}`).join('\n');
+  // One tap target: the first that waits for the person, else the first.
+  const lead = ev.find((e) => e.trigger === 'blocked') ?? first;
+  return { title, body, priority, click: at(lead), tags: [...new Set(ev.map((e) => e.trigger))].join(',') };
+}
+
+async function ntfy(sink: NotifySinkConfig, b: Batch, ctx: DeliverContext): Promise<void> {
+  const m = ntfyMessage(b, sink.pageUrl ?? ctx.hubUrl);
+  await post(sink.url!, m.body, {
+    'content-type': 'text/plain; charset=utf-8',
+    Title: ascii(m.title),
+    Priority: String(m.priority),
+    Tags: ascii(m.tags),
+    Click: ascii(m.click),
+  });
+}
+
+function command(sink: NotifySinkConfig, b: Batch): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('sh', ['-c', sink.command!], { stdio: ['pipe', 'ignore', 'ignore'] });
+    const timer = setTimeout(() => child.kill('SIGKILL'), COMMAND_TIMEOUT_MS);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(new DeliveryError(`spawn failed: ${e.message}`));
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve();
+      else reject(new DeliveryError(signal ? `killed by ${signal}` : `exit ${code}`));
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(`${JSON.stringify(batchDocument(sink, b))}\n`);
+  });
+}

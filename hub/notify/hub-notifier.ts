@@ -1,0 +1,257 @@
+// The hub's notifier: accepts collectors' notifications once per (host, server, pane, trigger,
+// episode), journals them before acknowledging, and hands each to the sinks that want it. Every
+// sink has its own queue: events arriving close together go out as one grouped message, a failed
+// message is retried with capped, jittered backoff for a bounded time, and a restarted hub resumes
+// whatever its journal says is still owed.
+
+import type { Logger } from 'pino';
+import { notificationKey, type FleetNotification, FLEET_NOTIFICATION_KEYS } from '../../shared/notify.js';
+import { deliver as realDeliver, type Batch, type DeliverContext } from './deliver.js';
+import { NotifyJournal, type HubNotification, type JournalEntry } from './journal.js';
+import type { NotifySinkConfig } from './sink-config.js';
+
+export interface NotifyTiming {
+  /** Events within this window of the first go out together. */
+  groupMs: number;
+  retryBaseMs: number;
+  retryCapMs: number;
+  /** A message still failing this long after its first attempt is given up. */
+  retryForMs: number;
+}
+
+export const DEFAULT_NOTIFY_TIMING: NotifyTiming = { groupMs: 2000, retryBaseMs: 1000, retryCapMs: 8000, retryForMs: 15 * 60_000 };
+
+export interface HubNotifierOptions {
+  journalPath: string | null;
+  sinks: NotifySinkConfig[];
+  logger: Logger;
+  context: DeliverContext;
+  timing?: Partial<NotifyTiming>;
+  clock?: () => number;
+  random?: () => number;
+  deliver?: typeof realDeliver;
+}
+
+interface SinkCounters {
+  sent: number;
+  failed: number;
+  retried: number;
+  dropped: number;
+}
+
+/** Delay before retry `attempt` (1-based): half the capped exponential step, plus up to half again. */
+export function retryDelay(attempt: number, t: Pick<NotifyTiming, 'retryBaseMs' | 'retryCapMs'>, random: () => number): number {
+  const step = Math.min(t.retryCapMs, t.retryBaseMs * 2 ** Math.min(attempt - 1, 20));
+  return Math.round(step / 2 + (random() * step) / 2);
+}
+
+/** Which host triggers (and, for resolved, which earlier delivery) a sink takes. */
+export function sinkWants(sink: NotifySinkConfig, n: Pick<HubNotification, 'trigger' | 'host'>, tookBlocked: boolean): boolean {
+  if (sink.hosts && !sink.hosts.includes(n.host)) return false;
+  if (n.trigger === 'resolved') return sink.kind !== 'ntfy' && tookBlocked;
+  return sink.on.includes(n.trigger);
+}
+
+class SinkQueue {
+  private waiting: HubNotification[] = [];
+  private batch: (Batch & { firstAt: number; attempts: number }) | null = null;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private stopped = false;
+  private seq = 0;
+
+  constructor(readonly sink: NotifySinkConfig, private readonly hub: HubNotifier) {}
+
+  push(n: HubNotification): void {
+    if (this.stopped) return;
+    this.waiting.push(n);
+    if (!this.batch && !this.timer) this.timer = this.hub.later(() => this.start(), this.hub.timing.groupMs);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private nextId(): string {
+    return `${this.sink.name}-${this.hub.clock().toString(36)}-${(this.seq++).toString(36)}`;
+  }
+
+  private start(): void {
+    this.timer = null;
+    if (this.stopped || this.batch || !this.waiting.length) return;
+    this.batch = { id: this.nextId(), events: this.waiting.splice(0), firstAt: this.hub.clock(), attempts: 0 };
+    void this.attempt();
+  }
+
+  private async attempt(): Promise<void> {
+    this.timer = null;
+    const b = this.batch;
+    if (this.stopped || !b) return;
+    b.attempts++;
+    const c = this.hub.counters(this.sink.name);
+    try {
+      await this.hub.deliverFn(this.sink, { id: b.id, events: b.events }, this.hub.context);
+    } catch (e) {
+      if (this.stopped) return;
+      const reason = (e as Error).message.slice(0, 200);
+      c.failed++;
+      const now = this.hub.clock();
+      for (const n of b.events) this.hub.note(n.id, this.sink.name, 'pending', b.attempts, reason, false);
+      if (now - b.firstAt >= this.hub.timing.retryForMs) {
+        this.hub.log.warn({ sink: this.sink.name, events: b.events.length, reason }, 'notification delivery given up');
+        c.dropped += b.events.length;
+        for (const n of b.events) this.hub.note(n.id, this.sink.name, 'failed', b.attempts, reason, true);
+        this.batch = null;
+        this.startSoon();
+        return;
+      }
+      c.retried++;
+      // Whatever arrived during the outage joins the retried message: one message on recovery.
+      if (this.waiting.length) {
+        b.events.push(...this.waiting.splice(0));
+        b.id = this.nextId();
+      }
+      const delay = retryDelay(b.attempts, this.hub.timing, this.hub.random);
+      this.hub.log.info({ sink: this.sink.name, reason, retry_in_ms: delay }, 'notification delivery failed; will retry');
+      this.timer = this.hub.later(() => void this.attempt(), delay);
+      return;
+    }
+    c.sent += b.events.length;
+    for (const n of b.events) this.hub.note(n.id, this.sink.name, 'sent', b.attempts, null, true);
+    this.batch = null;
+    this.startSoon();
+  }
+
+  private startSoon(): void {
+    if (!this.stopped && this.waiting.length && !this.timer) this.timer = this.hub.later(() => this.start(), this.hub.timing.groupMs);
+  }
+}
+
+export class HubNotifier {
+  readonly timing: NotifyTiming;
+  readonly clock: () => number;
+  readonly random: () => number;
+  readonly deliverFn: typeof realDeliver;
+  readonly log: Logger;
+  readonly context: DeliverContext;
+  private readonly journal: NotifyJournal;
+  private queues = new Map<string, SinkQueue>();
+  private readonly stats = new Map<string, SinkCounters>();
+  private sinks: NotifySinkConfig[] = [];
+  accepted = 0;
+  duplicates = 0;
+
+  constructor(o: HubNotifierOptions) {
+    this.timing = { ...DEFAULT_NOTIFY_TIMING, ...o.timing };
+    this.clock = o.clock ?? Date.now;
+    this.random = o.random ?? Math.random;
+    this.deliverFn = o.deliver ?? realDeliver;
+    this.log = o.logger.child({ part: 'notify' });
+    this.context = o.context;
+    this.journal = new NotifyJournal(o.journalPath);
+    this.setSinks(o.sinks);
+  }
+
+  /** Swap the sink set (a config reload); what a sink still owes goes to its namesake, if any. */
+  setSinks(sinks: NotifySinkConfig[]): void {
+    for (const q of this.queues.values()) q.stop();
+    this.sinks = sinks;
+    this.queues = new Map(sinks.map((s) => [s.name, new SinkQueue(s, this)]));
+    for (const e of this.journal.unfinished()) {
+      for (const [name, d] of e.sinks) {
+        if (d.state !== 'pending') continue;
+        const q = this.queues.get(name);
+        if (q) q.push(e.n);
+        else this.note(e.n.id, name, 'failed', d.attempts, 'sink no longer configured', true);
+      }
+    }
+  }
+
+  /**
+   * A collector's notification. Returns once it is durably recorded (or known already): the
+   * caller acknowledges then. Throws if it cannot be recorded, so no ack goes out and the
+   * collector sends it again.
+   */
+  receive(host: string, event: FleetNotification): void {
+    const id = JSON.stringify([host, notificationKey(event)]);
+    if (this.journal.has(id)) {
+      this.duplicates++;
+      return;
+    }
+    const n = { ...ordered(event), id, host, received_ms: this.clock() } as HubNotification;
+    const blocked = n.trigger === 'resolved' ? this.journal.get(JSON.stringify([host, notificationKey({ ...event, trigger: 'blocked' })])) : undefined;
+    const targets = this.sinks.filter((s) => sinkWants(s, n, blocked?.sinks.has(s.name) ?? false));
+    this.journal.accept(n, targets.map((s) => s.name));
+    this.accepted++;
+    for (const s of targets) this.queues.get(s.name)?.push(n);
+  }
+
+  /** Recent notifications and where each got, newest first. */
+  list(limit: number): { schema: 1; notifications: Record<string, unknown>[] } {
+    return { schema: 1, notifications: this.journal.recent(limit).map(entryDoc) };
+  }
+
+  counters(sink: string): SinkCounters {
+    let c = this.stats.get(sink);
+    if (!c) this.stats.set(sink, (c = { sent: 0, failed: 0, retried: 0, dropped: 0 }));
+    return c;
+  }
+
+  /** Record a delivery step; only steps that change what a restart would do are journaled. */
+  note(id: string, sink: string, state: 'pending' | 'sent' | 'failed', attempts: number, error: string | null, durable: boolean): void {
+    if (durable) {
+      try {
+        this.journal.mark(id, sink, state, attempts, error, this.clock());
+      } catch (e) {
+        this.log.error({ err: (e as Error).message }, 'notification journal write failed');
+      }
+      return;
+    }
+    const d = this.journal.get(id)?.sinks.get(sink);
+    if (d) Object.assign(d, { state, attempts, last_error: error, at: this.clock() });
+  }
+
+  later(fn: () => void, ms: number): ReturnType<typeof setTimeout> {
+    const t = setTimeout(fn, ms);
+    t.unref?.();
+    return t;
+  }
+
+  metricsText(): string {
+    const names = [...new Set([...this.sinks.map((s) => s.name), ...this.stats.keys()])].sort();
+    const esc = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
+    const out: string[] = [];
+    const metric = (name: string, help: string, pick: (c: SinkCounters) => number) => {
+      out.push(`# HELP ${name} ${help}`, `# TYPE ${name} counter`);
+      for (const s of names) out.push(`${name}{sink="${esc(s)}"} ${pick(this.counters(s))}`);
+    };
+    metric('tma_hub_notify_sent_total', 'Notifications delivered, per sink.', (c) => c.sent);
+    metric('tma_hub_notify_failed_total', 'Delivery attempts that failed, per sink.', (c) => c.failed);
+    metric('tma_hub_notify_retried_total', 'Delivery retries scheduled, per sink.', (c) => c.retried);
+    metric('tma_hub_notify_dropped_total', 'Notifications given up after retrying, per sink.', (c) => c.dropped);
+    out.push('# HELP tma_hub_notify_accepted_total Notifications accepted from collectors.', '# TYPE tma_hub_notify_accepted_total counter');
+    out.push(`tma_hub_notify_accepted_total ${this.accepted}`);
+    out.push('# HELP tma_hub_notify_duplicates_total Notifications received again and dropped as repeats.', '# TYPE tma_hub_notify_duplicates_total counter');
+    out.push(`tma_hub_notify_duplicates_total ${this.duplicates}`);
+    return `${out.join('\n')}\n`;
+  }
+
+  close(): void {
+    for (const q of this.queues.values()) q.stop();
+    this.journal.close();
+  }
+}
+
+function ordered(e: FleetNotification): FleetNotification {
+  const out: Record<string, unknown> = {};
+  for (const k of FLEET_NOTIFICATION_KEYS) out[k] = e[k] ?? null;
+  return out as FleetNotification;
+}
+
+function entryDoc(e: JournalEntry): Record<string, unknown> {
+  const { id, host, received_ms, ...rest } = e.n;
+  const delivery: Record<string, unknown> = {};
+  for (const [name, d] of e.sinks) delivery[name] = { state: d.state, attempts: d.attempts, last_error: d.last_error, at_ms: d.at };
+  return { id, host, ...rest, received_ms, delivery };
+}

@@ -1,0 +1,80 @@
+// hub.toml `[[notify]]`: where the hub sends the fleet's notifications. Checked as strictly as the
+// rest of hub.toml; a secret is read at load time so a missing file stops the hub, not a delivery.
+
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { z } from 'zod';
+import { HOST_TRIGGERS, type FleetTrigger } from '../../shared/notify.js';
+
+const httpUrl = z.string().regex(/^https?:\/\/[^\s]+$/, 'an http:// or https:// URL');
+
+export const notifyEntry = z.strictObject({
+  name: z.string().min(1).max(64).regex(/^[A-Za-z0-9._-]+$/, 'sink names use letters, digits, dot, dash, underscore'),
+  kind: z.enum(['ntfy', 'webhook', 'command']),
+  url: httpUrl.optional(),
+  command: z.string().min(1).optional(),
+  secret_file: z.string().min(1).optional(),
+  /** Host triggers this sink takes; `resolved` follows a blocked one it took (webhook, command). */
+  on: z.array(z.enum(HOST_TRIGGERS)).min(1).optional(),
+  hosts: z.array(z.string().min(1)).optional(),
+  /** ntfy: the fleet page's address, for the notification's click; default the hub's own. */
+  page_url: httpUrl.optional(),
+});
+export type RawNotifyEntry = z.infer<typeof notifyEntry>;
+
+export interface NotifySinkConfig {
+  name: string;
+  kind: 'ntfy' | 'webhook' | 'command';
+  url: string | null;
+  command: string | null;
+  /** The HMAC key of a webhook's signature header. Never logged. */
+  secret: string | null;
+  on: FleetTrigger[];
+  hosts: string[] | null;
+  pageUrl: string | null;
+}
+
+export const DEFAULT_SINK_ON: FleetTrigger[] = ['blocked'];
+
+const expandHome = (p: string) => (p === '~' || p.startsWith('~/') ? join(process.env.HOME || homedir(), p.slice(1)) : p);
+
+/** Settle the entries; throws an Error naming the entry on what the schema cannot say. */
+export function settleNotifySinks(file: string, entries: RawNotifyEntry[], read: (path: string) => string = (p) => readFileSync(p, 'utf8')): NotifySinkConfig[] {
+  const seen = new Set<string>();
+  return entries.map((e, i) => {
+    const where = `${file}: notify[${i}]`;
+    if (seen.has(e.name)) throw new Error(`${where}.name: "${e.name}" is already listed`);
+    seen.add(e.name);
+    if (e.kind === 'command') {
+      if (!e.command) throw new Error(`${where}: a command sink needs command`);
+      if (e.url) throw new Error(`${where}: a command sink takes command, not url`);
+    } else {
+      if (!e.url) throw new Error(`${where}: a ${e.kind} sink needs url`);
+      if (e.command) throw new Error(`${where}: a ${e.kind} sink takes url, not command`);
+    }
+    if (e.secret_file && e.kind !== 'webhook') throw new Error(`${where}: secret_file is for webhook sinks`);
+    if (e.page_url && e.kind !== 'ntfy') throw new Error(`${where}: page_url is for ntfy sinks`);
+    let secret: string | null = null;
+    if (e.secret_file) {
+      const named = expandHome(e.secret_file);
+      const path = isAbsolute(named) ? named : resolve(dirname(file), named);
+      try {
+        secret = read(path).trim();
+      } catch (err) {
+        throw new Error(`${where}.secret_file: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      }
+      if (!secret) throw new Error(`${where}.secret_file: the secret is empty`);
+    }
+    return {
+      name: e.name,
+      kind: e.kind,
+      url: e.url ?? null,
+      command: e.command ?? null,
+      secret,
+      on: e.on ?? DEFAULT_SINK_ON,
+      hosts: e.hosts ?? null,
+      pageUrl: e.page_url ?? null,
+    };
+  });
+}

@@ -10,6 +10,7 @@ import { repoOf } from '../collector/engine/repo.js';
 import { discover } from '../collector/fleet/discovery.js';
 import { ServerEngines } from '../collector/fleet/engines.js';
 import { Publisher, type ActRequest } from '../collector/fleet/publisher.js';
+import { actionsByAgent } from '../collector/fleet/actions-by-agent.js';
 import { remoteActHandler, remoteAllowed } from '../collector/fleet/remote-act.js';
 import { canonicalSocketPath, listenWake, wakeDir, wakeSocketPath, type HookDelivery } from '../collector/fleet/wake.js';
 import { loadActions } from '../collector/manifest-files.js';
@@ -78,11 +79,13 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
     configPath: str(p.globals.config) ?? null,
     log,
   });
+  const allowedActions = typeof atStart === 'string' ? [] : remoteAllowed(atStart, config.remote);
   const publisher = new Publisher({
     host,
     version: VERSION,
     epoch: randomBytes(16).toString('hex'),
-    allowedActions: typeof atStart === 'string' ? [] : remoteAllowed(atStart, config.remote),
+    allowedActions,
+    actionsByAgent: typeof atStart === 'string' ? {} : actionsByAgent(atStart, allowedActions),
     onAct: (req: ActRequest) => (o.onAct ? o.onAct(req, engines) : remoteAct(req)),
     heartbeatMs: heartbeatOverride(env),
     log,

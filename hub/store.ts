@@ -57,6 +57,7 @@ interface HostRecord {
   /** The session that may write; a replaced session's late frames and close are ignored. */
   owner: object | null;
   actionsAllowed: string[];
+  actionsByAgent: HostStatus['actions_by_agent'];
   /** Hub clock minus the collector's heartbeat clock: transit plus skew. */
   lagMs: number | null;
   /** The collector's own last sent sequence, from its heartbeat. */
@@ -92,6 +93,9 @@ export interface HelloInfo {
   epoch: string;
   collectorVersion: string;
   actionsAllowed: string[];
+  /** From the hello, when the collector sent them. */
+  actionsByAgent?: HostStatus['actions_by_agent'];
+  at?: number;
 }
 
 export interface FleetStoreOptions {
@@ -145,7 +149,7 @@ export class FleetStore {
     if (!h) {
       h = {
         host, transport, reachable: false, synced: false, lastSeenMs: null, reason: null, collectorVersion: null,
-        epoch: null, seq: null, servers: new Map(), pending: null, owner: null, actionsAllowed: [], lagMs: null,
+        epoch: null, seq: null, servers: new Map(), pending: null, owner: null, actionsAllowed: [], actionsByAgent: null, lagMs: null,
         sentSeq: null, lost: false, helloCount: 0,
       };
       this.hosts.set(host, h);
@@ -175,9 +179,10 @@ export class FleetStore {
     h.reason = null;
     h.collectorVersion = info.collectorVersion;
     h.actionsAllowed = info.actionsAllowed.slice();
+    h.actionsByAgent = info.actionsByAgent ?? null;
     h.lastSeenMs = this.clock();
     h.pending = null;
-    h.lagMs = null;
+    h.lagMs = info.at === undefined ? null : this.clock() - info.at;
     h.sentSeq = null;
     let resumeFrom: number | null = null;
     if (h.epoch === info.epoch && h.seq !== null) {
@@ -379,6 +384,8 @@ export class FleetStore {
             .map(([server, s]) => ({ server, incarnation: s.incarnation, rows: s.rows.size })),
           actions_allowed: h.actionsAllowed.slice(),
           schema: 1,
+          clock_offset_ms: h.lagMs === null ? null : h.lagMs === 0 ? 0 : -h.lagMs,
+          actions_by_agent: h.actionsByAgent,
         }),
       );
   }

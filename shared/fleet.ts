@@ -27,10 +27,15 @@ export interface HostStatus {
   /** Action names the host's collector lets the hub fire remotely (from its hello); [] if none. */
   actions_allowed: string[];
   schema: 1;
+  /** How far the host's clock runs ahead of the hub's (ms; transit included); null until heard. */
+  clock_offset_ms: number | null;
+  /** agent → action → lane the host announced ("*" = any agent); null from older collectors. */
+  actions_by_agent: Record<string, Record<string, 'keys' | 'api' | 'exec'>> | null;
 }
 
 export const HOST_STATUS_KEYS = [
   'host', 'transport', 'reachable', 'stale', 'last_seen_ms', 'reason', 'collector_version', 'servers', 'actions_allowed', 'schema',
+  'clock_offset_ms', 'actions_by_agent',
 ] as const satisfies readonly (keyof HostStatus)[];
 
 export interface FleetDocument {

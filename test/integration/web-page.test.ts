@@ -14,7 +14,8 @@ import { TOKENS, startTestHub, type TestHub } from '../support/hub-harness.js';
 const CHROMIUM = '/usr/bin/chromium';
 /** Set to a folder to keep the screenshots for a look; by default they go with the temp dir. */
 const SHOTS = process.env.TMA_WEB_SHOTS;
-const T0 = 1_700_000_000_000;
+/** Four minutes ago on this machine, which is both the hub's and the fake hosts' clock. */
+const T0 = Date.now() - 4 * 60_000;
 
 let tmp: string;
 let browser: Browser;
@@ -93,14 +94,14 @@ async function openPage(fragment: string): Promise<Page> {
 }
 
 const section = (page: Page, name: string) => page.locator(`section.host[data-host="${name}"]`);
-const rowOf = (page: Page, hostName: string, pane: string) => section(page, hostName).locator(`tr.agent-row[data-pane="${pane}"]`);
+const rowOf = (page: Page, hostName: string, pane: string) => section(page, hostName).locator(`.agent-row[data-pane="${pane}"]`);
 const buttons = (page: Page, hostName: string, pane: string) =>
   rowOf(page, hostName, pane).locator('button.act').evaluateAll((bs) => bs.map((b) => b.getAttribute('data-action')));
 const panesOf = (page: Page, hostName: string) =>
-  section(page, hostName).locator('tr.agent-row').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-pane')));
+  section(page, hostName).locator('.agent-row').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-pane')));
 /** Evaluated in the page as text: this project type-checks against Node's globals, not the DOM's. */
 const opacity = (page: Page, hostName: string) =>
-  page.evaluate(`Number(getComputedStyle(document.querySelector('section.host[data-host="${hostName}"]')).opacity)`);
+  page.evaluate(`Number(getComputedStyle(document.querySelector('section.host[data-host="${hostName}"] .list')).opacity)`);
 const counts = (page: Page) =>
   page.locator('#counts .chip').evaluateAll((cs) => Object.fromEntries(cs.map((c) => [c.getAttribute('data-class'), Number(c.querySelector('.n')!.textContent)])));
 
@@ -111,7 +112,7 @@ describe('web page: serving', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
     expect(await res.text()).toContain('/web/page.js');
-    for (const asset of ['page.js', 'feed.js', 'view.js', 'format.js', 'page.css']) {
+    for (const asset of ['page.js', 'feed.js', 'view.js', 'format.js', 'order.js', 'confirm.js', 'attention.js', 'page.css']) {
       const a = await fetch(`${hub.url}/web/${asset}`);
       expect(a.status, asset).toBe(200);
     }
@@ -132,9 +133,9 @@ describe('web page: an operator', () => {
     const { build1, laptop } = await twoHosts();
     const page = await openPage(`#token=${TOKENS.operator}`);
 
-    // The token leaves the address bar at once and is kept for this tab.
+    // The token leaves the address bar at once and is kept on this device.
     await expect.poll(() => page.url()).toBe(`${hub.url}/`);
-    expect(await page.evaluate(`sessionStorage.getItem('tma-fleet-token')`)).toBe(TOKENS.operator);
+    expect(await page.evaluate(`localStorage.getItem('tma-fleet-token')`)).toBe(TOKENS.operator);
     await expect.poll(() => page.locator('#who').textContent()).toBe('olga · operator');
 
     // Grouped under host names, blocked first within each host.
@@ -145,7 +146,7 @@ describe('web page: an operator', () => {
     expect(await rowOf(page, 'build1', '%1').locator('.c-detail').textContent()).toBe('permission · Bash');
     expect(await rowOf(page, 'build1', '%1').locator('.c-repo').textContent()).toBe('tma @ main');
     expect(await rowOf(page, 'laptop', '%3').getAttribute('data-class')).toBe('done');
-    // Four minutes on the host's clock before the stamp; the page adds its own seconds only.
+    // Blocked since four minutes ago.
     expect(await rowOf(page, 'build1', '%1').locator('.c-age').textContent()).toBe('4m');
 
     // Row strings are text, never markup.
@@ -172,6 +173,11 @@ describe('web page: an operator', () => {
     // Approve: the hub forwards the request to the host, whose answer shows on the row.
     const sent = page.waitForRequest((r) => r.url().endsWith('/v1/act') && r.method() === 'POST');
     await rowOf(page, 'build1', '%1').locator('button.act-approve').click();
+    // Nothing goes out before the confirmation, which names what is being approved.
+    expect(await page.locator('#confirm-title').textContent()).toBe('Approve claude on build1?');
+    expect(await page.locator('#confirm-where').textContent()).toBe('dev:1.0 (pane %1) · tma @ main');
+    expect(await page.locator('#confirm-ask').textContent()).toBe('Bash · permission');
+    await page.locator('#confirm-go').click();
     const body = (await sent).postDataJSON() as Record<string, unknown>;
     expect(body).toEqual({
       host: 'build1', server: SERVER, pane: '%1', action: 'approve', expect_episode_ms: T0 + 17,
@@ -190,7 +196,7 @@ describe('web page: an operator', () => {
     // The laptop's link goes away: its rows stay, greyed, with when it was last heard from.
     laptop.ws.close();
     const laptopStatus = section(page, 'laptop').locator('.host-status');
-    await expect.poll(() => laptopStatus.textContent()).toMatch(/^last seen \d+s ago/);
+    await expect.poll(() => laptopStatus.textContent()).toMatch(/^stale · last seen \d+s ago/);
     expect(await opacity(page, 'laptop')).toBeLessThan(1);
     expect(await opacity(page, 'build1')).toBe(1);
     expect(await panesOf(page, 'laptop')).toEqual(['%5', '%4', '%3']);
@@ -204,6 +210,7 @@ describe('web page: an operator', () => {
     const page = await openPage(`#token=${TOKENS.operator}`);
     await expect.poll(() => buttons(page, 'build1', '%2')).toEqual(['interrupt']);
     await rowOf(page, 'build1', '%2').locator('button.act-interrupt').click();
+    await page.locator('#confirm-go').click();
     const act = await build1.next((f) => f.type === 'act');
     expect(act).toMatchObject({ action: 'interrupt', pane: '%2', expect_episode_ms: T0, expect_permission_request: null });
     // While the host has not answered, the buttons cannot be pressed again.
@@ -240,9 +247,14 @@ describe('web page: other readers', () => {
     await page.click('#login-form button[type=submit]');
     await expect.poll(() => panesOf(page, 'build1')).toEqual(['%1', '%2']);
     expect(await page.locator('#login').isVisible()).toBe(false);
-    // The tab keeps it: a reload needs no token again.
+    // The device keeps it: a reload needs no token again; signing out forgets it.
     await page.reload();
     await expect.poll(() => panesOf(page, 'build1')).toEqual(['%1', '%2']);
+    await page.click('#sign-out');
+    await expect.poll(() => page.locator('#login').isVisible()).toBe(true);
+    expect(await page.evaluate(`localStorage.getItem('tma-fleet-token')`)).toBeNull();
+    expect(await page.locator('#login').textContent()).toContain('~/.config/tma/hub.token');
+    expect(await page.locator('#login').textContent()).toContain('[[client]]');
   });
 
   it('falls back to polling when the stream is refused, and goes live again once it is back', async () => {

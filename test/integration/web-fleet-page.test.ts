@@ -201,15 +201,20 @@ async function approveOne(page: Page, p: Pane, phone: boolean): Promise<void> {
   await expect.poll(() => needsRow(page, p).locator('.outcome').textContent()).toBe('approve: sent');
 }
 
+async function fullShot(page: Page, name: string): Promise<void> {
+  await page.evaluate('window.scrollTo(0, 0)');
+  await page.screenshot({ path: join(SHOTS, name), fullPage: true });
+}
+
 async function noHorizontalScroll(page: Page): Promise<void> {
   expect(await page.evaluate('document.documentElement.scrollWidth <= document.documentElement.clientWidth')).toBe(true);
 }
 
 /** The approved panes turn back into fresh prompts (new episodes) for the next round. */
 async function reblock(list: Pane[]): Promise<void> {
-  for (const p of list) await p.standIn.paint(p.working);
+  await Promise.all(list.map((p) => p.standIn.paint(p.working)));
   await allRows((r) => r.state === 'working', 'the agents at work', list);
-  for (const p of list) await p.standIn.paint(p.blocked);
+  await Promise.all(list.map((p) => p.standIn.paint(p.blocked)));
   await allRows((r) => r.state === 'blocked', 'the prompts back', list);
 }
 
@@ -248,9 +253,9 @@ describe('the fleet page with four hosts', () => {
     try {
       await noHorizontalScroll(page);
       await page.screenshot({ path: join(SHOTS, 'fleet-390x844.png') });
-      await page.screenshot({ path: join(SHOTS, 'fleet-390x844-full.png'), fullPage: true });
+      await fullShot(page, 'fleet-390x844-full.png');
       for (const p of approvable) await approveOne(page, p, true);
-      await page.screenshot({ path: join(SHOTS, 'fleet-390x844-answered.png'), fullPage: true });
+      await fullShot(page, 'fleet-390x844-answered.png');
       await page.setViewportSize({ width: 360, height: 740 });
       await noHorizontalScroll(page);
     } finally {
@@ -265,7 +270,7 @@ describe('the fleet page with four hosts', () => {
       await noHorizontalScroll(page);
       await page.screenshot({ path: join(SHOTS, 'fleet-1280x800.png') });
       for (const p of approvable) await approveOne(page, p, false);
-      await page.screenshot({ path: join(SHOTS, 'fleet-1280x800-answered.png'), fullPage: true });
+      await fullShot(page, 'fleet-1280x800-answered.png');
     } finally {
       await context.close();
     }
@@ -280,7 +285,10 @@ describe('the fleet page with four hosts', () => {
       const order = await page.locator('#needs-list .agent-row').evaluateAll((rs) => rs.map((r) => `${r.getAttribute('data-host')}|${r.getAttribute('data-pane')}`));
       const byKey = (k: string) => panes.find((p) => `${p.host}|${p.standIn.pane}` === k)!;
       const listed = order.map(byKey);
-      const target = listed.find((p, i) => i >= 2 && approvable.includes(p))!;
+      // The card right after the target must carry buttons too: it is the one that would slide
+      // under the finger if the list moved.
+      const target = listed.find((p, i) => i >= 2 && approvable.includes(p) && approvable.includes(listed[i + 1]!))!;
+      expect(target).toBeDefined();
       const leaver = listed[0]!;
       const button = approveOf(page, target);
       await button.scrollIntoViewIfNeeded();
@@ -291,11 +299,14 @@ describe('the fleet page with four hosts', () => {
       const tappedAt = Date.now();
       await page.locator('#confirm-go').tap();
       await leaver.standIn.paint(leaver.working);
-      // The page learns of it (the row is kept in place, greyed) well within the hold.
-      await expect.poll(() => needsRow(page, leaver).getAttribute('class'), { timeout: 5000, interval: 50 }).toContain('left');
+      // The page learns of it (its fleet row turns to working) well within the hold.
+      const leaverFleetRow = page.locator(`section.host[data-host="${leaver.host}"] .agent-row[data-pane="${leaver.standIn.pane}"]`);
+      await expect.poll(() => leaverFleetRow.getAttribute('data-class'), { timeout: 5000, interval: 50 }).toBe('working');
       const sawChangeAfterMs = Date.now() - tappedAt;
       const under = await page.evaluate(`(() => { const b = document.elementFromPoint(${x}, ${y})?.closest('button'); return b ? b.getAttribute('aria-label') : null; })()`);
       expect(under === null || String(under).includes(`${target.agent} on ${target.host}`), `under the finger: ${String(under)}`).toBe(true);
+      // Kept in its place, greyed, with nothing left to press.
+      expect(await needsRow(page, leaver).getAttribute('class')).toContain('left');
       await page.touchscreen.tap(x, y);
       target.keys += APPROVE_KEY[target.agent]!;
       await keysSettled();

@@ -290,7 +290,7 @@ export class FleetView {
 
     this.cell(e, 'repo').textContent = r.repo ? (r.branch ? `${r.repo} @ ${r.branch}` : String(r.repo)) : '';
 
-    this.fillActions(e, r, h, ctx);
+    this.fillActions(e, r, h, ctx, needs);
   }
 
   /** A row that left the list but is held in place: readable, greyed, nothing to press. */
@@ -304,10 +304,11 @@ export class FleetView {
     }
   }
 
-  fillActions(e, r, h, ctx) {
+  fillActions(e, r, h, ctx, needs) {
     const key = rowKey(r);
     const act = ctx.acts.get(key);
-    const offered = rowActions(r, h, ctx.role);
+    // Prompts are answered from the needs-you list only: one Approve per pane on the page.
+    const offered = rowActions(r, h, ctx.role).filter((a) => needs || (a !== 'approve' && a !== 'deny'));
     // While an act is out (or its answer is on show), the buttons it concerned stay put.
     const showing = act ? [...new Set([...offered, ...(act.offered ?? [])])] : offered;
     const sig = JSON.stringify([showing, offered, r.episode_ms, r.agent, r.locator, act ?? null]);
@@ -325,6 +326,10 @@ export class FleetView {
       b.disabled = Boolean(act?.pending) || answered || !offered.includes(a);
       b.addEventListener('click', () => this.onAction(r, a, offered));
       parts.push(b);
+    }
+    if (needs && parts.length === 0 && ctx.role === 'operator' && classOf(r) === 'blocked') {
+      // Say why there is nothing to press, so nobody hunts for a button that will not come.
+      parts.push(el('span', 'no-act', r.stale ? 'host unreachable' : 'answer at the terminal'));
     }
     cell.replaceChildren(...parts);
     const out = this.cell(e, 'outcome');

@@ -93,10 +93,14 @@ async function openPage(fragment: string): Promise<Page> {
   return page;
 }
 
+const needRow = (page: Page, hostName: string, pane: string) => page.locator(`#needs-list .agent-row[data-host="${hostName}"][data-pane="${pane}"]`);
+const needsList = (page: Page) =>
+  page.locator('#needs-list .agent-row').evaluateAll((rs) => rs.map((r) => `${r.getAttribute('data-host')}/${r.getAttribute('data-pane')}`));
 const section = (page: Page, name: string) => page.locator(`section.host[data-host="${name}"]`);
 const rowOf = (page: Page, hostName: string, pane: string) => section(page, hostName).locator(`.agent-row[data-pane="${pane}"]`);
+/** A pane's action buttons wherever the page offers them (prompts: the needs-you list). */
 const buttons = (page: Page, hostName: string, pane: string) =>
-  rowOf(page, hostName, pane).locator('button.act').evaluateAll((bs) => bs.map((b) => b.getAttribute('data-action')));
+  page.locator(`.agent-row[data-host="${hostName}"][data-pane="${pane}"] button.act`).evaluateAll((bs) => bs.map((b) => b.getAttribute('data-action')));
 const panesOf = (page: Page, hostName: string) =>
   section(page, hostName).locator('.agent-row').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-pane')));
 /** Evaluated in the page as text: this project type-checks against Node's globals, not the DOM's. */
@@ -143,6 +147,9 @@ describe('web page: an operator', () => {
     expect(await section(page, 'build1').locator('.host-name').textContent()).toBe('build1');
     expect(await panesOf(page, 'build1')).toEqual(['%1', '%2']);
     expect(await counts(page)).toEqual({ blocked: 2, working: 2, done: 1, idle: 0, unknown: 0 });
+    // What needs a person comes first, across hosts: the prompts, then the finished turn.
+    expect(await needsList(page)).toEqual(['build1/%1', 'laptop/%5', 'laptop/%3']);
+    await expect.poll(() => page.title()).toBe('(3) tma fleet');
     expect(await rowOf(page, 'build1', '%1').locator('.c-detail').textContent()).toBe('permission · Bash');
     expect(await rowOf(page, 'build1', '%1').locator('.c-repo').textContent()).toBe('tma @ main');
     expect(await rowOf(page, 'laptop', '%3').getAttribute('data-class')).toBe('done');
@@ -172,7 +179,7 @@ describe('web page: an operator', () => {
 
     // Approve: the hub forwards the request to the host, whose answer shows on the row.
     const sent = page.waitForRequest((r) => r.url().endsWith('/v1/act') && r.method() === 'POST');
-    await rowOf(page, 'build1', '%1').locator('button.act-approve').click();
+    await needRow(page, 'build1', '%1').locator('button.act-approve').click();
     // Nothing goes out before the confirmation, which names what is being approved.
     expect(await page.locator('#confirm-title').textContent()).toBe('Approve claude on build1?');
     expect(await page.locator('#confirm-where').textContent()).toBe('dev:1.0 (pane %1) · tma @ main');
@@ -189,7 +196,7 @@ describe('web page: an operator', () => {
       type: 'act_result', id: act.id,
       result: { schema: 1, action: 'approve', pane: '%1', outcome: 'sent', exit_code: 0, reason: null, host: 'build1', server: SERVER },
     });
-    const outcome = rowOf(page, 'build1', '%1').locator('.outcome');
+    const outcome = needRow(page, 'build1', '%1').locator('.outcome');
     await expect.poll(() => outcome.textContent()).toBe('approve: sent');
     expect(await outcome.getAttribute('class')).toContain('good');
 

@@ -232,6 +232,53 @@ describe('web page: an operator', () => {
   });
 });
 
+describe('web page: filters and keyboard', () => {
+  it('filters by state, host and agent from the URL and keeps a chip press in it', async () => {
+    await twoHosts();
+    context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+    const page = await context.newPage();
+    await page.goto(`${hub.url}/?state=blocked,working&host=laptop#token=${TOKENS.operator}`);
+    await expect.poll(() => panesOf(page, 'laptop')).toEqual(['%5', '%4']);
+    expect(await section(page, 'build1').count()).toBe(0);
+    expect(await needsList(page)).toEqual(['laptop/%5']);
+    // The tab title still counts everything that needs a person.
+    expect(await page.title()).toBe('(3) tma fleet');
+    expect(page.url()).toBe(`${hub.url}/?state=blocked,working&host=laptop`);
+    await page.selectOption('#filter-host', '');
+    await page.click('#counts .chip[data-class="done"]');
+    await expect.poll(() => page.url()).toBe(`${hub.url}/?state=done`);
+    await expect.poll(() => needsList(page)).toEqual(['laptop/%3']);
+    expect(await page.locator('#counts .chip[data-class="done"]').getAttribute('aria-pressed')).toBe('true');
+    await page.click('#filter-clear');
+    await expect.poll(() => page.url()).toBe(`${hub.url}/`);
+    await page.selectOption('#filter-agent', 'codex');
+    await expect.poll(() => page.url()).toBe(`${hub.url}/?agent=codex`);
+    await expect.poll(() => panesOf(page, 'build1')).toEqual(['%2']);
+    expect(await panesOf(page, 'laptop')).toEqual([]);
+  });
+
+  it('reaches Approve by keyboard, with a visible focus ring and a label naming agent, host and where', async () => {
+    await twoHosts();
+    const page = await openPage(`#token=${TOKENS.operator}`);
+    const approve = needRow(page, 'build1', '%1').locator('button.act-approve');
+    await expect.poll(() => approve.getAttribute('aria-label')).toBe('Approve claude on build1, dev:1.0');
+    let reached = false;
+    for (let i = 0; i < 40 && !reached; i++) {
+      await page.keyboard.press('Tab');
+      reached = await approve.evaluate((b) => b === b.ownerDocument.activeElement);
+    }
+    expect(reached).toBe(true);
+    const ring = await page.evaluate(`(() => { const s = getComputedStyle(document.activeElement); return s.outlineStyle + ' ' + s.outlineWidth; })()`);
+    expect(ring).toBe('solid 3px');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('#confirm').isVisible()).toBe(true);
+    // Focus starts on Cancel: a stray Enter answers nothing.
+    expect(await page.evaluate('document.activeElement.id')).toBe('confirm-cancel');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.locator('#confirm').isVisible()).toBe(false);
+  });
+});
+
 describe('web page: other readers', () => {
   it('shows a viewer every row but no action buttons', async () => {
     await twoHosts();

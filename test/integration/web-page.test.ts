@@ -257,6 +257,28 @@ describe('web page: filters and keyboard', () => {
     expect(await panesOf(page, 'laptop')).toEqual([]);
   });
 
+  it('kills the confirmation when the prompt changes under it, and sends nothing', async () => {
+    const { build1 } = await twoHosts();
+    const page = await openPage(`#token=${TOKENS.operator}`);
+    const approve = needRow(page, 'build1', '%1').locator('button.act-approve');
+    await approve.click();
+    await expect.poll(() => page.locator('#confirm-go').isEnabled()).toBe(true);
+    // A new prompt on the same pane: a new episode.
+    build1.delta(2, [row({
+      pane: '%1', state: 'blocked', detail: 'permission', locator: 'dev:1.0', episode_ms: T0 + 99, permission_request: 'req-8', pending_tool: 'Bash',
+    })]);
+    await expect.poll(() => page.locator('#confirm-changed').isVisible()).toBe(true);
+    expect(await page.locator('#confirm-go').isDisabled()).toBe(true);
+    let posted = 0;
+    page.on('request', (r) => {
+      if (r.url().endsWith('/v1/act')) posted++;
+    });
+    await page.locator('#confirm-go').click({ force: true });
+    await page.locator('#confirm-cancel').click();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(posted).toBe(0);
+  });
+
   it('reaches Approve by keyboard, with a visible focus ring and a label naming agent, host and where', async () => {
     await twoHosts();
     const page = await openPage(`#token=${TOKENS.operator}`);

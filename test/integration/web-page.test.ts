@@ -279,6 +279,34 @@ describe('web page: filters and keyboard', () => {
     expect(posted).toBe(0);
   });
 
+  it('after opting in, notifies once when a pane becomes blocked, naming agent and host', async () => {
+    const { build1 } = await twoHosts();
+    context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+    await context.grantPermissions(['notifications'], { origin: hub.url });
+    // Record notifications instead of showing them (headless has no notification centre).
+    await context.addInitScript(`window.__shown = []; window.Notification = class { static permission = 'granted';
+      static requestPermission() { return Promise.resolve('granted'); }
+      constructor(title, o) { window.__shown.push({ title, body: o && o.body }); } };`);
+    const page = await context.newPage();
+    await page.goto(`${hub.url}/#token=${TOKENS.operator}`);
+    await expect.poll(() => panesOf(page, 'build1')).toEqual(['%1', '%2']);
+    expect(await page.locator('#alerts').textContent()).toBe('alerts off');
+    // Nothing before opting in.
+    build1.delta(2, [row({ pane: '%2', agent: 'codex', state: 'blocked', detail: 'permission', locator: 'dev:2.0', pending_tool: 'Bash' })]);
+    await expect.poll(() => rowOf(page, 'build1', '%2').getAttribute('data-class')).toBe('blocked');
+    expect(await page.evaluate('window.__shown.length')).toBe(0);
+    await page.click('#alerts');
+    await expect.poll(() => page.locator('#alerts').textContent()).toBe('alerts on');
+    expect(await page.locator('#alerts').getAttribute('aria-pressed')).toBe('true');
+    build1.delta(3, [row({ pane: '%2', agent: 'codex', state: 'working', locator: 'dev:2.0' })]);
+    await expect.poll(() => rowOf(page, 'build1', '%2').getAttribute('data-class')).toBe('working');
+    build1.delta(4, [row({ pane: '%2', agent: 'codex', state: 'blocked', detail: 'permission', locator: 'dev:2.0', pending_tool: 'Bash' })]);
+    await expect.poll(() => page.evaluate('window.__shown')).toEqual([{ title: 'codex on build1 needs you', body: 'dev:2.0: Bash' }]);
+    // The choice survives a reload on this device.
+    await page.reload();
+    await expect.poll(() => page.locator('#alerts').textContent()).toBe('alerts on');
+  });
+
   it('reaches Approve by keyboard, with a visible focus ring and a label naming agent, host and where', async () => {
     await twoHosts();
     const page = await openPage(`#token=${TOKENS.operator}`);

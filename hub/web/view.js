@@ -84,26 +84,8 @@ export class FleetView {
     const needs = needsYou(shown, hostsByName);
     const needsRows = new Map(needs.map((r) => [rowKey(r), r]));
     const { keys: needKeys } = this.needsOrder.order([...needsRows.keys()], ctx.held);
-    const needEls = [];
-    for (const k of needKeys) {
-      const r = needsRows.get(k);
-      let e = this.needsEls.get(k);
-      if (!r) {
-        // Kept in place during a hold: greyed, its buttons dead, its text as last drawn.
-        if (e) {
-          this.markLeft(e, rows.find((x) => rowKey(x) === k));
-          needEls.push(e);
-        }
-        continue;
-      }
-      if (!e) {
-        e = this.rowEl(true);
-        this.needsEls.set(k, e);
-      }
-      e.classList.remove('left');
-      this.fillRow(e, r, hostsByName.get(r.host), ctx, true);
-      needEls.push(e);
-    }
+    const allByKey = new Map(rows.map((r) => [rowKey(r), r]));
+    const needEls = this.placeRows(needKeys, needsRows, this.needsEls, true, (r) => hostsByName.get(r.host), ctx, allByKey);
     for (const k of [...this.needsEls.keys()]) if (!needKeys.includes(k)) this.needsEls.delete(k);
     arrange(this.p.needsList, needEls, animate);
     this.p.needsEmpty.hidden = needEls.length > 0;
@@ -133,26 +115,8 @@ export class FleetView {
         if (!this.serverOrders.has(sk)) this.serverOrders.set(sk, new OrderKeeper());
         const serverRows = new Map(hostRows.filter((x) => x.server === s).map((x) => [rowKey(x), x]));
         const { keys } = this.serverOrders.get(sk).order([...serverRows.keys()], ctx.held);
-        for (const k of keys) {
-          const r = serverRows.get(k);
-          let e = this.fleetEls.get(k);
-          if (!r) {
-            if (e) {
-              this.markLeft(e, undefined);
-              lines.push(e);
-              liveRows.add(k);
-            }
-            continue;
-          }
-          if (!e) {
-            e = this.rowEl(false);
-            this.fleetEls.set(k, e);
-          }
-          e.classList.remove('left');
-          liveRows.add(k);
-          this.fillRow(e, r, h, ctx, false);
-          lines.push(e);
-        }
+        lines.push(...this.placeRows(keys, serverRows, this.fleetEls, false, () => h, ctx, allByKey));
+        for (const k of keys) if (this.fleetEls.has(k)) liveRows.add(k);
       }
       arrange(part.list, lines, animate);
       part.empty.hidden = lines.length !== 0;
@@ -162,6 +126,31 @@ export class FleetView {
     for (const k of [...this.fleetEls.keys()]) if (!liveRows.has(k)) this.fleetEls.delete(k);
     this.p.emptyFleet.hidden = hosts.length > 0;
     return { needsCount: rows.filter((r) => classOf(r) === 'blocked' || classOf(r) === 'done').length };
+  }
+
+  /** The elements for `keys` in order: live rows filled in, held leavers greyed in their place. */
+  placeRows(keys, live, els, needs, hostOf, ctx, allByKey) {
+    const out = [];
+    for (const k of keys) {
+      const r = live.get(k);
+      let e = els.get(k);
+      if (!r) {
+        // Kept in place during a hold: greyed, its buttons dead, its text as last drawn.
+        if (e) {
+          this.markLeft(e, allByKey.get(k));
+          out.push(e);
+        }
+        continue;
+      }
+      if (!e) {
+        e = this.rowEl(needs);
+        els.set(k, e);
+      }
+      e.classList.remove('left');
+      this.fillRow(e, r, hostOf(r), ctx, needs);
+      out.push(e);
+    }
+    return out;
   }
 
   renderCounts(rows, f) {

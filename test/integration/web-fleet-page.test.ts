@@ -98,7 +98,8 @@ beforeAll(async () => {
     scratches.push(scratch);
     LAYOUT[host].forEach((l, i) => {
       if (i === 0) scratch.start(l.session);
-      else scratch.tmux('new-session', '-d', '-s', l.session, '-x', '80', '-y', '24');
+      // The same quick, profile-free shell ScratchTmux.start runs.
+      else scratch.tmux('new-session', '-d', '-s', l.session, '-x', '80', '-y', '24', `bash --rcfile ${join(scratch.dir, 'rc')} --noprofile -i`);
     });
     for (const l of LAYOUT[host]) {
       const pane = scratch.tmux('display-message', '-p', '-t', `${l.session}:`, '#{pane_id}').trim();
@@ -246,36 +247,35 @@ describe('the fleet page with four hosts', () => {
     } finally {
       await context.close();
     }
-  });
+  }, 60_000);
+
+  /** One round at a size: every approvable prompt answered from the page, then fresh prompts again. */
+  async function approveEvery(size: { width: number; height: number }, phone: boolean, after?: (page: Page) => Promise<void>) {
+    const { context, page } = await openPage(size, phone);
+    const name = `fleet-${size.width}x${size.height}`;
+    try {
+      await noHorizontalScroll(page);
+      await page.screenshot({ path: join(SHOTS, `${name}.png`) });
+      await fullShot(page, `${name}-full.png`);
+      for (const p of approvable) await approveOne(page, p, phone);
+      await fullShot(page, `${name}-answered.png`);
+      await after?.(page);
+    } finally {
+      await context.close();
+    }
+    await reblock(approvable);
+  }
 
   it('at 390×844: every Approve is reachable in view and one tap + confirm sends one key to that stand-in', async () => {
-    const { context, page } = await openPage({ width: 390, height: 844 }, true);
-    try {
-      await noHorizontalScroll(page);
-      await page.screenshot({ path: join(SHOTS, 'fleet-390x844.png') });
-      await fullShot(page, 'fleet-390x844-full.png');
-      for (const p of approvable) await approveOne(page, p, true);
-      await fullShot(page, 'fleet-390x844-answered.png');
+    await approveEvery({ width: 390, height: 844 }, true, async (page) => {
       await page.setViewportSize({ width: 360, height: 740 });
       await noHorizontalScroll(page);
-    } finally {
-      await context.close();
-    }
-    await reblock(approvable);
-  });
+    });
+  }, 120_000);
 
   it('at 1280×800: the same, with the mouse', async () => {
-    const { context, page } = await openPage({ width: 1280, height: 800 }, false);
-    try {
-      await noHorizontalScroll(page);
-      await page.screenshot({ path: join(SHOTS, 'fleet-1280x800.png') });
-      for (const p of approvable) await approveOne(page, p, false);
-      await fullShot(page, 'fleet-1280x800-answered.png');
-    } finally {
-      await context.close();
-    }
-    await reblock(approvable);
-  });
+    await approveEvery({ width: 1280, height: 800 }, false);
+  }, 120_000);
 
   it('holds the list still after a tap: a second tap at the same spot never reaches another agent', async () => {
     const { context, page } = await openPage({ width: 390, height: 844 }, true);
@@ -317,5 +317,5 @@ describe('the fleet page with four hosts', () => {
     } finally {
       await context.close();
     }
-  });
+  }, 60_000);
 });

@@ -14,6 +14,7 @@ import { Publisher, type ActRequest } from '../collector/fleet/publisher.js';
 import { HostNotifier } from '../collector/notify/host-notifier.js';
 import { HostSinks } from '../collector/notify/host-sinks.js';
 import { NotifyOutbox } from '../collector/notify/outbox.js';
+import { actionsByAgent } from '../collector/fleet/actions-by-agent.js';
 import { remoteActHandler, remoteAllowed } from '../collector/fleet/remote-act.js';
 import { canonicalSocketPath, listenWake, wakeDir, wakeSocketPath, type HookDelivery } from '../collector/fleet/wake.js';
 import { loadActions } from '../collector/manifest-files.js';
@@ -101,11 +102,13 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
     sharePrompt: sharesPrompts(config),
     log,
   });
+  const allowedActions = typeof atStart === 'string' ? [] : remoteAllowed(atStart, config.remote);
   const publisher = new Publisher({
     host,
     version: VERSION,
     epoch: randomBytes(16).toString('hex'),
-    allowedActions: typeof atStart === 'string' ? [] : remoteAllowed(atStart, config.remote),
+    allowedActions,
+    actionsByAgent: typeof atStart === 'string' ? {} : actionsByAgent(atStart, allowedActions),
     onAct: (req: ActRequest) => (o.onAct ? o.onAct(req, engines) : remoteAct(req)),
     heartbeatMs: heartbeatOverride(env),
     log,

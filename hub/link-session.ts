@@ -250,7 +250,8 @@ export class LinkSession {
     if (busy !== null) return this.refuseHello('host-busy', busy);
     const { resumeFrom, reconnect } = this.o.store.hello(
       this.host,
-      { transport: this.o.transport, epoch: f.epoch, collectorVersion: f.collector_version, actionsAllowed: f.actions_allowed },
+      { transport: this.o.transport, epoch: f.epoch, collectorVersion: f.collector_version, actionsAllowed: f.actions_allowed,
+        actionsByAgent: f.actions_by_agent ?? null, at: f.at },
       this.owner,
     );
     if (reconnect) this.o.metrics.reconnects++;

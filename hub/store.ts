@@ -57,6 +57,7 @@ interface HostRecord {
   /** The session that may write; a replaced session's late frames and close are ignored. */
   owner: object | null;
   actionsAllowed: string[];
+  actionsByAgent: HostStatus['actions_by_agent'];
   /** Hub clock minus the collector's heartbeat clock: transit plus skew. */
   lagMs: number | null;
   /** The collector's own last sent sequence, from its heartbeat. */
@@ -93,6 +94,9 @@ export interface HelloInfo {
   epoch: string;
   collectorVersion: string;
   actionsAllowed: string[];
+  /** From the hello, when the collector sent them. */
+  actionsByAgent?: HostStatus['actions_by_agent'];
+  at?: number;
 }
 
 export interface FleetStoreOptions {
@@ -146,7 +150,7 @@ export class FleetStore {
     if (!h) {
       h = {
         host, transport, reachable: false, synced: false, lastSeenMs: null, reason: null, collectorVersion: null,
-        epoch: null, seq: null, servers: new Map(), pending: null, owner: null, actionsAllowed: [], lagMs: null,
+        epoch: null, seq: null, servers: new Map(), pending: null, owner: null, actionsAllowed: [], actionsByAgent: null, lagMs: null,
         sentSeq: null, lost: false, helloCount: 0, lastRefusal: null,
       };
       this.hosts.set(host, h);
@@ -177,9 +181,10 @@ export class FleetStore {
     h.lastRefusal = null;
     h.collectorVersion = info.collectorVersion;
     h.actionsAllowed = info.actionsAllowed.slice();
+    h.actionsByAgent = info.actionsByAgent ?? null;
     h.lastSeenMs = this.clock();
     h.pending = null;
-    h.lagMs = null;
+    h.lagMs = info.at === undefined ? null : this.clock() - info.at;
     h.sentSeq = null;
     let resumeFrom: number | null = null;
     if (h.epoch === info.epoch && h.seq !== null) {
@@ -390,6 +395,8 @@ export class FleetStore {
           actions_allowed: h.actionsAllowed.slice(),
           schema: 1,
           last_refusal: h.lastRefusal ?? null,
+          clock_offset_ms: h.lagMs === null ? null : h.lagMs === 0 ? 0 : -h.lagMs,
+          actions_by_agent: h.actionsByAgent,
         }),
       );
   }

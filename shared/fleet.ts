@@ -30,11 +30,16 @@ export interface HostStatus {
   /** The last refusal of a link for this host that a retry cannot fix (wrong host name, a second
    * collector, an old protocol), with the hub time it happened; null when none since it last linked. */
   last_refusal: { reason: string; at_ms: number } | null;
+  /** How far the host's clock runs ahead of the hub's (ms; transit included); null until heard. */
+  clock_offset_ms: number | null;
+  /** agent → action → lane the host announced ("*" = any agent); null from older collectors. */
+  actions_by_agent: Record<string, Record<string, 'keys' | 'api' | 'exec'>> | null;
 }
 
 export const HOST_STATUS_KEYS = [
   'host', 'transport', 'reachable', 'stale', 'last_seen_ms', 'reason', 'collector_version', 'servers', 'actions_allowed', 'schema',
   'last_refusal',
+  'clock_offset_ms', 'actions_by_agent',
 ] as const satisfies readonly (keyof HostStatus)[];
 
 export interface FleetDocument {

@@ -37,6 +37,10 @@ export const serverStateSchema = z.strictObject({
 });
 export type ServerState = z.infer<typeof serverStateSchema>;
 
+/** How a host fires an action on an agent: keys into the pane, its HTTP API, or a command. */
+export const actionLane = z.enum(['keys', 'api', 'exec']);
+export type ActionLane = z.infer<typeof actionLane>;
+
 export const helloFrame = z.strictObject({
   type: z.literal('hello'),
   protocol: z.number().int().positive(),
@@ -45,6 +49,13 @@ export const helloFrame = z.strictObject({
   epoch,
   /** Action names this host lets a hub fire on its panes. */
   actions_allowed: z.array(z.string().regex(/^[a-z0-9_-]+$/)).max(256),
+  /** Sender's clock (epoch ms) when it said hello: the hub's first clock-offset sample. */
+  at: z.number().int().nonnegative().optional(),
+  /**
+   * agent → action → lane, for the allowed actions each agent has a transport for ("*" stands
+   * for every agent): lets a hub offer only what this host would fire.
+   */
+  actions_by_agent: z.record(z.string().regex(/^[A-Za-z0-9._*-]+$/).max(64), z.record(z.string().regex(/^[a-z0-9_-]+$/), actionLane)).optional(),
 });
 
 export const welcomeFrame = z.strictObject({

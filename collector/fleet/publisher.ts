@@ -13,6 +13,7 @@ import {
   decodeFrame,
   encodeFrame,
   type ActResult,
+  type ActionLane,
   type CollectorFrame,
   type HubFrame,
   type ServerState,
@@ -30,6 +31,8 @@ export interface PublisherOptions {
   /** Random hex, new per process start: sequence numbers only mean something within one. */
   epoch: string;
   allowedActions: readonly string[];
+  /** Which allowed actions reach which agent, announced so a hub offers only those. */
+  actionsByAgent?: Record<string, Record<string, ActionLane>>;
   onAct?: (req: ActRequest) => Promise<ActResult>;
   now?: () => number;
   heartbeatMs?: number;
@@ -131,6 +134,8 @@ export class Publisher {
       collector_version: this.opts.version,
       epoch: this.opts.epoch,
       actions_allowed: [...this.opts.allowedActions],
+      at: this.now(),
+      ...(this.opts.actionsByAgent ? { actions_by_agent: this.opts.actionsByAgent } : {}),
     });
   }
 

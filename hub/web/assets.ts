@@ -22,6 +22,9 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/web/feed.js': { file: 'feed.js', type: 'text/javascript; charset=utf-8' },
   '/web/view.js': { file: 'view.js', type: 'text/javascript; charset=utf-8' },
   '/web/format.js': { file: 'format.js', type: 'text/javascript; charset=utf-8' },
+  '/web/order.js': { file: 'order.js', type: 'text/javascript; charset=utf-8' },
+  '/web/confirm.js': { file: 'confirm.js', type: 'text/javascript; charset=utf-8' },
+  '/web/attention.js': { file: 'attention.js', type: 'text/javascript; charset=utf-8' },
 };
 
 /**

@@ -29,7 +29,8 @@ export function startFeed(token, on) {
 
   const noteClock = (res) => {
     const d = Date.parse(res.headers.get('date') ?? '');
-    if (Number.isFinite(d)) on.clock(d - Date.now());
+    // The header has whole seconds: the hub's clock was somewhere in [d, d + 1 s).
+    if (Number.isFinite(d)) on.clock(d + 500 - Date.now());
   };
 
   const refuse = (res) => {

@@ -14,27 +14,45 @@ export interface PageRow {
   since_ms: number;
   stamped_at_ms: number | null;
   stale?: boolean;
+  agent?: string;
+  locator?: string;
+  permission_request?: string | null;
+  pending_tool?: string | null;
+  pending_summary?: string | null;
 }
 
 export interface PageHost {
   reachable: boolean;
   stale: boolean;
   actions_allowed?: string[];
+  actions_by_agent?: Record<string, Record<string, string>> | null;
+  clock_offset_ms?: number | null;
+  last_seen_ms?: number | null;
+}
+
+export interface PageFilters {
+  state: string[];
+  host: string[];
+  agent: string[];
 }
 
 export const CLASSES: StateClass[];
 export const GLYPH: Record<StateClass, string>;
 export function classOf(row: Pick<PageRow, 'state' | 'attention'>): StateClass;
 export function countClasses(rows: readonly Pick<PageRow, 'state' | 'attention'>[]): Record<StateClass, number>;
-export function rowActions(row: Pick<PageRow, 'state' | 'detail' | 'stale'>, host: PageHost | undefined, role: string): string[];
+export function rowActions(row: Pick<PageRow, 'state' | 'detail' | 'stale' | 'agent' | 'permission_request'>, host: PageHost | undefined, role: string): string[];
+export const ACTION_VERB: Record<string, string>;
+export function actionLabel(action: string, row: Pick<PageRow, 'agent' | 'host' | 'locator' | 'pane'>): string;
+export function askText(row: PageRow): string;
+export function ageMs(row: PageRow, host: PageHost | undefined, hubNow: number): number | null;
+export function needsYou<R extends PageRow>(rows: readonly R[], hostsByName: Map<string, PageHost>): R[];
+export function parseFilters(search: string): PageFilters;
+export function filtersQuery(f: PageFilters): string;
+export function passes(f: PageFilters, row: PageRow): boolean;
+export function tabTitle(count: number): string;
 export function shortDuration(ms: number): string;
 export function rowKey(row: Pick<PageRow, 'host' | 'server' | 'pane'>): string;
 export function serverLabel(server: string): string;
 export function newSlot(): string;
-
-export class AgeBook {
-  observe(rows: readonly PageRow[], now: number): void;
-  ageMs(row: PageRow, now: number): number | null;
-}
 
 export function sseEvents(text: string): { events: string[]; rest: string };

@@ -21,13 +21,88 @@ export function countClasses(rows) {
 /**
  * The actions this row offers, in button order. Answering a prompt only makes sense on a
  * permission prompt; interrupting only on a working agent. The host must allow the action
- * remotely, and its link must be up: a stale row's prompt may already be gone.
+ * remotely, and its link must be up: a stale row's prompt may already be gone. A host that
+ * announced `actions_by_agent` is taken at its word about which agents each action reaches; an
+ * action it answers through the agent's API needs the request id the pane published.
  */
 export function rowActions(row, host, role) {
   if (role !== 'operator' || !host || !host.reachable || host.stale || row.stale) return [];
   const allowed = new Set(Array.isArray(host.actions_allowed) ? host.actions_allowed : []);
   const wanted = row.state === 'blocked' && row.detail === 'permission' ? ['approve', 'deny'] : row.state === 'working' ? ['interrupt'] : [];
-  return wanted.filter((a) => allowed.has(a));
+  return wanted.filter((a) => allowed.has(a) && laneReaches(host.actions_by_agent, row, a));
+}
+
+function laneReaches(byAgent, row, action) {
+  // An older collector says nothing per agent: its own gate still stands behind every button.
+  if (byAgent === null || byAgent === undefined || typeof byAgent !== 'object') return true;
+  const own = Object.hasOwn(byAgent, row.agent) ? byAgent[row.agent] : undefined;
+  const lane = own?.[action] ?? byAgent['*']?.[action];
+  if (lane === undefined) return false;
+  if (lane === 'api') return typeof row.permission_request === 'string' && row.permission_request !== '';
+  return true;
+}
+
+/** What a person reads on a button and a screen reader reads out: "Approve claude on build1, proj-api:1.0". */
+export function actionLabel(action, row) {
+  const verb = ACTION_VERB[action] ?? action;
+  return `${verb} ${row.agent} on ${row.host}, ${row.locator || row.pane}`;
+}
+
+export const ACTION_VERB = { approve: 'Approve', deny: 'Deny', interrupt: 'Interrupt' };
+
+/** What the agent is asking: the host's one-line summary when it shares one, else tool and detail. */
+export function askText(row) {
+  if (typeof row.pending_summary === 'string' && row.pending_summary.trim()) return row.pending_summary.trim();
+  const bits = [row.pending_tool, row.detail].filter((x) => typeof x === 'string' && x);
+  if (bits.length) return bits.join(' · ');
+  return classOf(row) === 'done' ? 'finished its turn' : '';
+}
+
+/**
+ * Milliseconds the row has been in its state. `since_ms` is on the host's clock, so "now" is the
+ * hub's clock moved by the host's offset; a stale row stops at the host's last word. Null when
+ * the row has no since.
+ */
+export function ageMs(row, host, hubNow) {
+  if (typeof row.since_ms !== 'number' || !Number.isFinite(row.since_ms) || row.since_ms <= 0) return null;
+  const offset = host && typeof host.clock_offset_ms === 'number' ? host.clock_offset_ms : 0;
+  const end = row.stale && host && typeof host.last_seen_ms === 'number' ? Math.min(host.last_seen_ms, hubNow) : hubNow;
+  return Math.max(0, end + offset - row.since_ms);
+}
+
+/**
+ * The rows that need a person: blocked, then done, each oldest first across hosts. Since instants
+ * come from different clocks, each is moved onto the hub's clock by its host's offset first.
+ */
+export function needsYou(rows, hostsByName) {
+  const hubSince = (r) => r.since_ms - (hostsByName.get(r.host)?.clock_offset_ms ?? 0);
+  const rank = { blocked: 0, done: 1 };
+  return rows
+    .filter((r) => classOf(r) in rank)
+    .sort((a, b) => rank[classOf(a)] - rank[classOf(b)] || hubSince(a) - hubSince(b) || (rowKey(a) < rowKey(b) ? -1 : 1));
+}
+
+/** Filters as the URL keeps them: `?state=blocked,done&host=build1&agent=claude`. */
+export function parseFilters(search) {
+  const q = new URLSearchParams(search);
+  const list = (k) => (q.get(k) ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+  return { state: list('state').filter((c) => CLASSES.includes(c)), host: list('host'), agent: list('agent') };
+}
+
+export function filtersQuery(f) {
+  const q = new URLSearchParams();
+  for (const k of ['state', 'host', 'agent']) if (f[k].length) q.set(k, f[k].join(','));
+  const s = q.toString().replace(/%2C/g, ',');
+  return s ? `?${s}` : '';
+}
+
+export function passes(f, row) {
+  return (!f.state.length || f.state.includes(classOf(row))) && (!f.host.length || f.host.includes(row.host)) && (!f.agent.length || f.agent.includes(row.agent));
+}
+
+/** The tab title: how many panes need a person, first, so it reads in a crowded tab bar. */
+export function tabTitle(count) {
+  return count > 0 ? `(${count}) tma fleet` : 'tma fleet';
 }
 
 /** "45s", "4m", "2h 5m", "3d 4h": coarse on purpose, the numbers are a glance, not a timer. */
@@ -59,43 +134,6 @@ export function newSlot() {
   const bytes = new Uint8Array(12);
   crypto.getRandomValues(bytes);
   return `web-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
-}
-
-/**
- * How long each row has been in its state, without comparing clocks of different machines:
- * `stamped_at_ms - since_ms` is a duration on the observing host's own clock, and the time since
- * this page first saw that stamp is a duration on the browser's. Their sum errs low by the
- * transit time of the stamp, never by a clock skew. `now` is the browser's monotonic clock.
- */
-export class AgeBook {
-  constructor() {
-    this.seen = new Map();
-  }
-
-  /** Note the rows of a new document; forget rows that left it. */
-  observe(rows, now) {
-    const keep = new Set();
-    for (const r of rows) {
-      const k = rowKey(r);
-      keep.add(k);
-      const prev = this.seen.get(k);
-      if (!prev || prev.since !== r.since_ms || prev.stamped !== r.stamped_at_ms) {
-        this.seen.set(k, { since: r.since_ms, stamped: r.stamped_at_ms, at: now });
-      }
-    }
-    for (const k of [...this.seen.keys()]) if (!keep.has(k)) this.seen.delete(k);
-  }
-
-  /**
-   * Milliseconds in the current state, or null when the host gave no stamp. A stale row stops
-   * at its last observation: what happened on that host since is not known.
-   */
-  ageMs(row, now) {
-    const e = this.seen.get(rowKey(row));
-    if (!e || typeof e.stamped !== 'number' || typeof e.since !== 'number') return null;
-    const onHost = Math.max(0, e.stamped - e.since);
-    return row.stale ? onHost : onHost + Math.max(0, now - e.at);
-  }
 }
 
 /**

@@ -1,14 +1,19 @@
 // The fleet page's entry: where the token comes from, who it belongs to, and wiring the feed to
 // the view. The token arrives in the URL fragment (`#token=…`, which browsers never send to the
-// server), is kept for this tab only, and is wiped from the address bar so it does not end up in
-// history or in a shared screenshot.
+// server) or the sign-in form, is remembered on this device until "sign out", and is wiped from
+// the address bar so it does not end up in history or in a shared screenshot.
 
-import { AgeBook, newSlot, rowKey } from './format.js';
+import { filtersQuery, newSlot, parseFilters, rowKey } from './format.js';
 import { Unauthorized, fireAction, startFeed, whoami } from './feed.js';
 import { FleetView } from './view.js';
+import { Hold } from './order.js';
+import { Confirm } from './confirm.js';
+import { Attention } from './attention.js';
 
 const TOKEN_KEY = 'tma-fleet-token';
 const MODE_TEXT = { live: 'live', polling: 'stream down — polling', offline: 'hub unreachable — retrying' };
+/** An answer stays on its row this long. */
+const OUTCOME_MS = 60_000;
 
 const $ = (id) => document.getElementById(id);
 
@@ -17,11 +22,13 @@ function tokenFromFragment() {
   const token = params.get('token');
   if (token === null) return;
   history.replaceState(null, '', `${location.pathname}${location.search}`);
-  if (token) sessionStorage.setItem(TOKEN_KEY, token);
+  if (token) localStorage.setItem(TOKEN_KEY, token);
 }
 
 let stopFeed = null;
 let ticker = null;
+let filters = parseFilters(location.search);
+const attention = new Attention();
 
 function showLogin(message) {
   stopFeed?.();
@@ -29,10 +36,29 @@ function showLogin(message) {
   clearInterval(ticker);
   $('fleet').hidden = true;
   $('bar').hidden = true;
+  $('counts').hidden = true;
   $('login').hidden = false;
   $('login-error').textContent = message ?? '';
   $('token-input').value = '';
+  document.title = 'tma fleet';
   $('token-input').focus();
+}
+
+/** Keep a select's options to `values` (plus "all"), without disturbing the one in use. */
+function fillSelect(select, values, chosen) {
+  const want = ['', ...[...new Set([...values, ...chosen])].sort()];
+  const have = [...select.options].map((o) => o.value);
+  if (JSON.stringify(want) !== JSON.stringify(have)) {
+    select.replaceChildren(
+      ...want.map((v) => {
+        const o = document.createElement('option');
+        o.value = v;
+        o.textContent = v || 'all';
+        return o;
+      }),
+    );
+  }
+  select.value = chosen[0] ?? '';
 }
 
 async function open(token) {
@@ -41,7 +67,7 @@ async function open(token) {
     me = await whoami(token);
   } catch (e) {
     if (e instanceof Unauthorized) {
-      sessionStorage.removeItem(TOKEN_KEY);
+      localStorage.removeItem(TOKEN_KEY);
       showLogin('The hub refused that token.');
     } else {
       showLogin(`Cannot reach the hub (${e instanceof Error ? e.message : String(e)}).`);
@@ -50,36 +76,97 @@ async function open(token) {
   }
   $('login').hidden = true;
   $('bar').hidden = false;
+  $('counts').hidden = false;
   $('fleet').hidden = false;
   $('who').textContent = `${me.name} · ${me.role}`;
   document.body.dataset.role = me.role;
 
-  const ages = new AgeBook();
   let skewMs = 0;
   let last = null;
-  const view = new FleetView($('hosts'), $('counts'), async (row, action) => {
-    const key = rowKey(row);
-    view.noteAct(key, { action, pending: true, at: performance.now() });
-    draw();
-    // The binders: the host refuses if the prompt the person saw is no longer the one on screen.
-    const body = { host: row.host, pane: row.pane, action, expect_episode_ms: row.episode_ms, slot: newSlot() };
-    if (row.server) body.server = row.server;
-    if (typeof row.permission_request === 'string' && row.permission_request) body.expect_permission_request = row.permission_request;
-    const result = await fireAction(token, body);
-    view.noteAct(key, { action, pending: false, outcome: result.outcome, reason: result.reason ?? null, exit_code: result.exit_code, at: performance.now() });
+  const acts = new Map();
+  const hold = new Hold(3000);
+  let settleTimer = null;
+
+  const confirm = new Confirm($('confirm'), (isOpen) => {
+    hold.set('confirm', isOpen, performance.now());
     draw();
   });
 
+  async function fire(row, action, offered) {
+    const key = rowKey(row);
+    const slot = newSlot();
+    const shown = { episode: row.episode_ms, prompt: row.prompt_id ?? null };
+    acts.set(key, { action, pending: true, offered, ...shown, at: performance.now() });
+    hold.set(`act:${slot}`, true, performance.now());
+    draw();
+    // The binders: the host refuses if the prompt the person saw is no longer the one on screen.
+    const body = { host: row.host, pane: row.pane, action, expect_episode_ms: row.episode_ms, slot };
+    if (row.server) body.server = row.server;
+    if (typeof row.permission_request === 'string' && row.permission_request) body.expect_permission_request = row.permission_request;
+    // Sent only when the row names its prompt: a hub that predates prompt ids takes no unknown key.
+    if (typeof row.prompt_id === 'string' && row.prompt_id) body.expect_prompt = row.prompt_id;
+    const result = await fireAction(token, body);
+    acts.set(key, { action, pending: false, offered, ...shown, outcome: result.outcome, reason: result.reason ?? null, exit_code: result.exit_code, at: performance.now() });
+    hold.set(`act:${slot}`, false, performance.now());
+    draw();
+  }
+
+  const view = new FleetView(
+    {
+      needsList: $('needs-list'), needsEmpty: $('needs-empty'), needsCount: $('needs-count'), hosts: $('hosts'),
+      counts: $('counts'), emptyFleet: $('empty-fleet'),
+    },
+    (row, action, offered) => {
+      hold.touch(performance.now());
+      confirm.ask(row, action, (r, a) => void fire(r, a, offered));
+    },
+    (cls) => {
+      filters.state = filters.state.includes(cls) ? filters.state.filter((c) => c !== cls) : [cls];
+      applyFilters();
+    },
+  );
+
+  function applyFilters() {
+    history.replaceState(null, '', `${location.pathname}${filtersQuery(filters)}`);
+    $('filter-clear').hidden = !filters.state.length && !filters.host.length && !filters.agent.length;
+    draw();
+  }
+
   function draw() {
     if (!last) return;
-    view.render(last, { role: me.role, hubNow: Date.now() + skewMs, nowMono: performance.now(), ages });
+    const now = performance.now();
+    for (const [k, a] of acts) if (!a.pending && now - a.at > OUTCOME_MS) acts.delete(k);
+    const held = hold.held(now);
+    const rows = Array.isArray(last.agents) ? last.agents : [];
+    const { needsCount } = view.render(last, { role: me.role, hubNow: Date.now() + skewMs, filters, held, acts });
+    attention.observe(rows, needsCount);
+    confirm.check(rows);
+    fillSelect($('filter-host'), (last.hosts ?? []).map((h) => h.host), filters.host);
+    fillSelect($('filter-agent'), rows.map((r) => String(r.agent)), filters.agent);
+    // Settle as soon as the hold ends, not at the next tick.
+    clearTimeout(settleTimer);
+    if (held && hold.reasons.size === 0) settleTimer = setTimeout(draw, Math.max(0, hold.until - now) + 20);
   }
+
+  // A finger on a list is about to tap something in it: keep the list still under it.
+  for (const id of ['needs-list', 'hosts']) $(id).addEventListener('pointerdown', () => hold.touch(performance.now()));
+  $('filter-host').onchange = (ev) => {
+    filters.host = ev.target.value ? [ev.target.value] : [];
+    applyFilters();
+  };
+  $('filter-agent').onchange = (ev) => {
+    filters.agent = ev.target.value ? [ev.target.value] : [];
+    applyFilters();
+  };
+  $('filter-clear').onclick = () => {
+    filters = { state: [], host: [], agent: [] };
+    applyFilters();
+  };
+  $('filter-clear').hidden = !filters.state.length && !filters.host.length && !filters.agent.length;
 
   stopFeed = startFeed(token, {
     document(doc) {
-      ages.observe(Array.isArray(doc.agents) ? doc.agents : [], performance.now());
       last = doc;
-      $('empty-fleet').hidden = Array.isArray(doc.hosts) && doc.hosts.length > 0;
       draw();
     },
     mode(m) {
@@ -87,7 +174,7 @@ async function open(token) {
       $('mode').dataset.mode = m;
     },
     unauthorized() {
-      sessionStorage.removeItem(TOKEN_KEY);
+      localStorage.removeItem(TOKEN_KEY);
       showLogin('The hub no longer accepts this token.');
     },
     clock(ms) {
@@ -102,16 +189,28 @@ $('login-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
   const token = $('token-input').value.trim();
   if (!token) return;
-  sessionStorage.setItem(TOKEN_KEY, token);
+  localStorage.setItem(TOKEN_KEY, token);
   void open(token);
 });
 
 $('sign-out').addEventListener('click', () => {
-  sessionStorage.removeItem(TOKEN_KEY);
-  showLogin();
+  localStorage.removeItem(TOKEN_KEY);
+  showLogin('Signed out: this device no longer keeps the token.');
 });
 
+const alertsButton = $('alerts');
+const showAlerts = () => {
+  alertsButton.textContent = attention.describe();
+  alertsButton.setAttribute('aria-pressed', String(attention.on));
+};
+alertsButton.addEventListener('click', async () => {
+  await attention.toggle();
+  showAlerts();
+});
+document.addEventListener('pointerdown', () => attention.on && attention.unlockAudio(), { once: true });
+showAlerts();
+
 tokenFromFragment();
-const saved = sessionStorage.getItem(TOKEN_KEY);
+const saved = localStorage.getItem(TOKEN_KEY);
 if (saved) void open(saved);
 else showLogin();

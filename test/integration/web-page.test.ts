@@ -14,7 +14,8 @@ import { TOKENS, startTestHub, type TestHub } from '../support/hub-harness.js';
 const CHROMIUM = '/usr/bin/chromium';
 /** Set to a folder to keep the screenshots for a look; by default they go with the temp dir. */
 const SHOTS = process.env.TMA_WEB_SHOTS;
-const T0 = 1_700_000_000_000;
+/** Four minutes ago on this machine, which is both the hub's and the fake hosts' clock. */
+const T0 = Date.now() - 4 * 60_000;
 
 let tmp: string;
 let browser: Browser;
@@ -92,15 +93,19 @@ async function openPage(fragment: string): Promise<Page> {
   return page;
 }
 
+const needRow = (page: Page, hostName: string, pane: string) => page.locator(`#needs-list .agent-row[data-host="${hostName}"][data-pane="${pane}"]`);
+const needsList = (page: Page) =>
+  page.locator('#needs-list .agent-row').evaluateAll((rs) => rs.map((r) => `${r.getAttribute('data-host')}/${r.getAttribute('data-pane')}`));
 const section = (page: Page, name: string) => page.locator(`section.host[data-host="${name}"]`);
-const rowOf = (page: Page, hostName: string, pane: string) => section(page, hostName).locator(`tr.agent-row[data-pane="${pane}"]`);
+const rowOf = (page: Page, hostName: string, pane: string) => section(page, hostName).locator(`.agent-row[data-pane="${pane}"]`);
+/** A pane's action buttons wherever the page offers them (prompts: the needs-you list). */
 const buttons = (page: Page, hostName: string, pane: string) =>
-  rowOf(page, hostName, pane).locator('button.act').evaluateAll((bs) => bs.map((b) => b.getAttribute('data-action')));
+  page.locator(`.agent-row[data-host="${hostName}"][data-pane="${pane}"] button.act`).evaluateAll((bs) => bs.map((b) => b.getAttribute('data-action')));
 const panesOf = (page: Page, hostName: string) =>
-  section(page, hostName).locator('tr.agent-row').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-pane')));
+  section(page, hostName).locator('.agent-row').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-pane')));
 /** Evaluated in the page as text: this project type-checks against Node's globals, not the DOM's. */
 const opacity = (page: Page, hostName: string) =>
-  page.evaluate(`Number(getComputedStyle(document.querySelector('section.host[data-host="${hostName}"]')).opacity)`);
+  page.evaluate(`Number(getComputedStyle(document.querySelector('section.host[data-host="${hostName}"] .list')).opacity)`);
 const counts = (page: Page) =>
   page.locator('#counts .chip').evaluateAll((cs) => Object.fromEntries(cs.map((c) => [c.getAttribute('data-class'), Number(c.querySelector('.n')!.textContent)])));
 
@@ -111,7 +116,7 @@ describe('web page: serving', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
     expect(await res.text()).toContain('/web/page.js');
-    for (const asset of ['page.js', 'feed.js', 'view.js', 'format.js', 'page.css']) {
+    for (const asset of ['page.js', 'feed.js', 'view.js', 'format.js', 'order.js', 'confirm.js', 'attention.js', 'page.css']) {
       const a = await fetch(`${hub.url}/web/${asset}`);
       expect(a.status, asset).toBe(200);
     }
@@ -132,9 +137,9 @@ describe('web page: an operator', () => {
     const { build1, laptop } = await twoHosts();
     const page = await openPage(`#token=${TOKENS.operator}`);
 
-    // The token leaves the address bar at once and is kept for this tab.
+    // The token leaves the address bar at once and is kept on this device.
     await expect.poll(() => page.url()).toBe(`${hub.url}/`);
-    expect(await page.evaluate(`sessionStorage.getItem('tma-fleet-token')`)).toBe(TOKENS.operator);
+    expect(await page.evaluate(`localStorage.getItem('tma-fleet-token')`)).toBe(TOKENS.operator);
     await expect.poll(() => page.locator('#who').textContent()).toBe('olga · operator');
 
     // Grouped under host names, blocked first within each host.
@@ -142,10 +147,13 @@ describe('web page: an operator', () => {
     expect(await section(page, 'build1').locator('.host-name').textContent()).toBe('build1');
     expect(await panesOf(page, 'build1')).toEqual(['%1', '%2']);
     expect(await counts(page)).toEqual({ blocked: 2, working: 2, done: 1, idle: 0, unknown: 0 });
+    // What needs a person comes first, across hosts: the prompts, then the finished turn.
+    expect(await needsList(page)).toEqual(['build1/%1', 'laptop/%5', 'laptop/%3']);
+    await expect.poll(() => page.title()).toBe('(3) tma fleet');
     expect(await rowOf(page, 'build1', '%1').locator('.c-detail').textContent()).toBe('permission · Bash');
     expect(await rowOf(page, 'build1', '%1').locator('.c-repo').textContent()).toBe('tma @ main');
     expect(await rowOf(page, 'laptop', '%3').getAttribute('data-class')).toBe('done');
-    // Four minutes on the host's clock before the stamp; the page adds its own seconds only.
+    // Blocked since four minutes ago.
     expect(await rowOf(page, 'build1', '%1').locator('.c-age').textContent()).toBe('4m');
 
     // Row strings are text, never markup.
@@ -171,7 +179,12 @@ describe('web page: an operator', () => {
 
     // Approve: the hub forwards the request to the host, whose answer shows on the row.
     const sent = page.waitForRequest((r) => r.url().endsWith('/v1/act') && r.method() === 'POST');
-    await rowOf(page, 'build1', '%1').locator('button.act-approve').click();
+    await needRow(page, 'build1', '%1').locator('button.act-approve').click();
+    // Nothing goes out before the confirmation, which names what is being approved.
+    expect(await page.locator('#confirm-title').textContent()).toBe('Approve claude on build1?');
+    expect(await page.locator('#confirm-where').textContent()).toBe('dev:1.0 (pane %1) · tma @ main');
+    expect(await page.locator('#confirm-ask').textContent()).toBe('Bash · permission');
+    await page.locator('#confirm-go').click();
     const body = (await sent).postDataJSON() as Record<string, unknown>;
     expect(body).toEqual({
       host: 'build1', server: SERVER, pane: '%1', action: 'approve', expect_episode_ms: T0 + 17,
@@ -183,14 +196,14 @@ describe('web page: an operator', () => {
       type: 'act_result', id: act.id,
       result: { schema: 1, action: 'approve', pane: '%1', outcome: 'sent', exit_code: 0, reason: null, host: 'build1', server: SERVER },
     });
-    const outcome = rowOf(page, 'build1', '%1').locator('.outcome');
+    const outcome = needRow(page, 'build1', '%1').locator('.outcome');
     await expect.poll(() => outcome.textContent()).toBe('approve: sent');
     expect(await outcome.getAttribute('class')).toContain('good');
 
     // The laptop's link goes away: its rows stay, greyed, with when it was last heard from.
     laptop.ws.close();
     const laptopStatus = section(page, 'laptop').locator('.host-status');
-    await expect.poll(() => laptopStatus.textContent()).toMatch(/^last seen \d+s ago/);
+    await expect.poll(() => laptopStatus.textContent()).toMatch(/^stale · last seen \d+s ago/);
     expect(await opacity(page, 'laptop')).toBeLessThan(1);
     expect(await opacity(page, 'build1')).toBe(1);
     expect(await panesOf(page, 'laptop')).toEqual(['%5', '%4', '%3']);
@@ -204,6 +217,7 @@ describe('web page: an operator', () => {
     const page = await openPage(`#token=${TOKENS.operator}`);
     await expect.poll(() => buttons(page, 'build1', '%2')).toEqual(['interrupt']);
     await rowOf(page, 'build1', '%2').locator('button.act-interrupt').click();
+    await page.locator('#confirm-go').click();
     const act = await build1.next((f) => f.type === 'act');
     expect(act).toMatchObject({ action: 'interrupt', pane: '%2', expect_episode_ms: T0, expect_permission_request: null });
     // While the host has not answered, the buttons cannot be pressed again.
@@ -215,6 +229,103 @@ describe('web page: an operator', () => {
     const outcome = rowOf(page, 'build1', '%2').locator('.outcome');
     await expect.poll(() => outcome.textContent()).toBe('interrupt: refused (episode-changed)');
     expect(await outcome.getAttribute('class')).toContain('bad');
+  });
+});
+
+describe('web page: filters and keyboard', () => {
+  it('filters by state, host and agent from the URL and keeps a chip press in it', async () => {
+    await twoHosts();
+    context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+    const page = await context.newPage();
+    await page.goto(`${hub.url}/?state=blocked,working&host=laptop#token=${TOKENS.operator}`);
+    await expect.poll(() => panesOf(page, 'laptop')).toEqual(['%5', '%4']);
+    expect(await section(page, 'build1').count()).toBe(0);
+    expect(await needsList(page)).toEqual(['laptop/%5']);
+    // The tab title still counts everything that needs a person.
+    expect(await page.title()).toBe('(3) tma fleet');
+    expect(page.url()).toBe(`${hub.url}/?state=blocked,working&host=laptop`);
+    await page.selectOption('#filter-host', '');
+    await page.click('#counts .chip[data-class="done"]');
+    await expect.poll(() => page.url()).toBe(`${hub.url}/?state=done`);
+    await expect.poll(() => needsList(page)).toEqual(['laptop/%3']);
+    expect(await page.locator('#counts .chip[data-class="done"]').getAttribute('aria-pressed')).toBe('true');
+    await page.click('#filter-clear');
+    await expect.poll(() => page.url()).toBe(`${hub.url}/`);
+    await page.selectOption('#filter-agent', 'codex');
+    await expect.poll(() => page.url()).toBe(`${hub.url}/?agent=codex`);
+    await expect.poll(() => panesOf(page, 'build1')).toEqual(['%2']);
+    expect(await panesOf(page, 'laptop')).toEqual([]);
+  });
+
+  it('kills the confirmation when the prompt changes under it, and sends nothing', async () => {
+    const { build1 } = await twoHosts();
+    const page = await openPage(`#token=${TOKENS.operator}`);
+    const approve = needRow(page, 'build1', '%1').locator('button.act-approve');
+    await approve.click();
+    await expect.poll(() => page.locator('#confirm-go').isEnabled()).toBe(true);
+    // A new prompt on the same pane: a new episode.
+    build1.delta(2, [row({
+      pane: '%1', state: 'blocked', detail: 'permission', locator: 'dev:1.0', episode_ms: T0 + 99, permission_request: 'req-8', pending_tool: 'Bash',
+    })]);
+    await expect.poll(() => page.locator('#confirm-changed').isVisible()).toBe(true);
+    expect(await page.locator('#confirm-go').isDisabled()).toBe(true);
+    let posted = 0;
+    page.on('request', (r) => {
+      if (r.url().endsWith('/v1/act')) posted++;
+    });
+    await page.locator('#confirm-go').click({ force: true });
+    await page.locator('#confirm-cancel').click();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(posted).toBe(0);
+  });
+
+  it('after opting in, notifies once when a pane becomes blocked, naming agent and host', async () => {
+    const { build1 } = await twoHosts();
+    context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+    await context.grantPermissions(['notifications'], { origin: hub.url });
+    // Record notifications instead of showing them (headless has no notification centre).
+    await context.addInitScript(`window.__shown = []; window.Notification = class { static permission = 'granted';
+      static requestPermission() { return Promise.resolve('granted'); }
+      constructor(title, o) { window.__shown.push({ title, body: o && o.body }); } };`);
+    const page = await context.newPage();
+    await page.goto(`${hub.url}/#token=${TOKENS.operator}`);
+    await expect.poll(() => panesOf(page, 'build1')).toEqual(['%1', '%2']);
+    expect(await page.locator('#alerts').textContent()).toBe('alerts off');
+    // Nothing before opting in.
+    build1.delta(2, [row({ pane: '%2', agent: 'codex', state: 'blocked', detail: 'permission', locator: 'dev:2.0', pending_tool: 'Bash' })]);
+    await expect.poll(() => rowOf(page, 'build1', '%2').getAttribute('data-class')).toBe('blocked');
+    expect(await page.evaluate('window.__shown.length')).toBe(0);
+    await page.click('#alerts');
+    await expect.poll(() => page.locator('#alerts').textContent()).toBe('alerts on');
+    expect(await page.locator('#alerts').getAttribute('aria-pressed')).toBe('true');
+    build1.delta(3, [row({ pane: '%2', agent: 'codex', state: 'working', locator: 'dev:2.0' })]);
+    await expect.poll(() => rowOf(page, 'build1', '%2').getAttribute('data-class')).toBe('working');
+    build1.delta(4, [row({ pane: '%2', agent: 'codex', state: 'blocked', detail: 'permission', locator: 'dev:2.0', pending_tool: 'Bash' })]);
+    await expect.poll(() => page.evaluate('window.__shown')).toEqual([{ title: 'codex on build1 needs you', body: 'dev:2.0: Bash' }]);
+    // The choice survives a reload on this device.
+    await page.reload();
+    await expect.poll(() => page.locator('#alerts').textContent()).toBe('alerts on');
+  });
+
+  it('reaches Approve by keyboard, with a visible focus ring and a label naming agent, host and where', async () => {
+    await twoHosts();
+    const page = await openPage(`#token=${TOKENS.operator}`);
+    const approve = needRow(page, 'build1', '%1').locator('button.act-approve');
+    await expect.poll(() => approve.getAttribute('aria-label')).toBe('Approve claude on build1, dev:1.0');
+    let reached = false;
+    for (let i = 0; i < 40 && !reached; i++) {
+      await page.keyboard.press('Tab');
+      reached = await approve.evaluate((b) => b === b.ownerDocument.activeElement);
+    }
+    expect(reached).toBe(true);
+    const ring = await page.evaluate(`(() => { const s = getComputedStyle(document.activeElement); return s.outlineStyle + ' ' + s.outlineWidth; })()`);
+    expect(ring).toBe('solid 3px');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('#confirm').isVisible()).toBe(true);
+    // Focus starts on Cancel: a stray Enter answers nothing.
+    expect(await page.evaluate('document.activeElement.id')).toBe('confirm-cancel');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.locator('#confirm').isVisible()).toBe(false);
   });
 });
 
@@ -240,9 +351,14 @@ describe('web page: other readers', () => {
     await page.click('#login-form button[type=submit]');
     await expect.poll(() => panesOf(page, 'build1')).toEqual(['%1', '%2']);
     expect(await page.locator('#login').isVisible()).toBe(false);
-    // The tab keeps it: a reload needs no token again.
+    // The device keeps it: a reload needs no token again; signing out forgets it.
     await page.reload();
     await expect.poll(() => panesOf(page, 'build1')).toEqual(['%1', '%2']);
+    await page.click('#sign-out');
+    await expect.poll(() => page.locator('#login').isVisible()).toBe(true);
+    expect(await page.evaluate(`localStorage.getItem('tma-fleet-token')`)).toBeNull();
+    expect(await page.locator('#login').textContent()).toContain('~/.config/tma/hub.token');
+    expect(await page.locator('#login').textContent()).toContain('[[client]]');
   });
 
   it('falls back to polling when the stream is refused, and goes live again once it is back', async () => {

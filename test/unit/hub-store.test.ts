@@ -164,7 +164,7 @@ describe('fleet store: dead links, lost hosts, forget', () => {
     const { store } = setup();
     store.declare('quiet', 'ssh');
     expect(store.hostStatuses()).toEqual([
-      { host: 'quiet', transport: 'ssh', reachable: false, stale: true, last_seen_ms: null, reason: null, collector_version: null, servers: [], actions_allowed: [], schema: 1, last_refusal: null },
+      { host: 'quiet', transport: 'ssh', reachable: false, stale: true, last_seen_ms: null, reason: null, collector_version: null, servers: [], actions_allowed: [], schema: 1, last_refusal: null, clock_offset_ms: null, actions_by_agent: null },
     ]);
   });
 });
@@ -202,6 +202,23 @@ describe('fleet store: documents and changes', () => {
     expect(allowed()).toEqual({ b1: ['approve', 'deny'], quiet: [] });
     store.hello('b1', { ...HELLO, actionsAllowed: ['interrupt'] }, {});
     expect(allowed()).toEqual({ b1: ['interrupt'], quiet: [] });
+  });
+
+  it('keeps each host its announced per-agent actions and its clock offset from hello, then heartbeats', () => {
+    const { store, owner } = setup({ t: 1_800_000_000_000 });
+    const now = 1_800_000_000_000;
+    const byAgent = { claude: { approve: 'keys' as const }, opencode: { approve: 'api' as const } };
+    // A host whose clock runs 90 s ahead of the hub's.
+    store.hello('b1', { ...HELLO, actionsByAgent: byAgent, at: now + 90_000 }, owner);
+    const b1 = () => store.hostStatuses().find((h) => h.host === 'b1')!;
+    expect(b1().clock_offset_ms).toBe(90_000);
+    expect(b1().actions_by_agent).toEqual(byAgent);
+    store.noteHeartbeat('b1', owner, now - 3_000, 1);
+    expect(b1().clock_offset_ms).toBe(-3_000);
+    // An older collector's hello says neither.
+    store.hello('b1', HELLO, {});
+    expect(b1().clock_offset_ms).toBeNull();
+    expect(b1().actions_by_agent).toBeNull();
   });
 
   it('emits one change per applied frame and none for a refused or partial one', () => {

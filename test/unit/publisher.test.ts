@@ -70,7 +70,7 @@ describe('hello and first sync', () => {
   it('says hello with host, version, epoch and allowed actions as soon as it is attached', async () => {
     const h = harness();
     await h.settle();
-    expect(h.take()).toEqual([{ type: 'hello', protocol: 1, host: 'box', collector_version: '9.9.9', epoch: EPOCH, actions_allowed: ['approve'] }]);
+    expect(h.take()).toEqual([{ type: 'hello', protocol: 1, host: 'box', collector_version: '9.9.9', epoch: EPOCH, actions_allowed: ['approve'], at: expect.any(Number) }]);
   });
 
   it('holds a welcome until the engines are ready, then sends a complete, title-free snapshot', async () => {

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { AgeBook, classOf, countClasses, newSlot, rowActions, serverLabel, shortDuration, sseEvents, type PageRow } from '../../hub/web/format.js';
+import {
+  actionLabel, ageMs, askText, classOf, countClasses, filtersQuery, needsYou, newSlot, parseFilters, passes, rowActions, serverLabel, shortDuration,
+  sseEvents, tabTitle, type PageHost, type PageRow,
+} from '../../hub/web/format.js';
+import { Hold, OrderKeeper } from '../../hub/web/order.js';
 
 const row = (over: Partial<PageRow> = {}): PageRow => ({
   host: 'h', server: '/tmp/tmux-1000/default', pane: '%1', state: 'working', attention: false, detail: null,
@@ -48,35 +52,114 @@ describe('web page: which buttons a row offers', () => {
   });
 });
 
-describe('web page: ages without comparing clocks', () => {
-  it('adds the browser time since a stamp was first seen to the host-side age at that stamp', () => {
-    const book = new AgeBook();
-    const r = row({ since_ms: 1_000_000, stamped_at_ms: 1_240_000 });
-    book.observe([r], 50);
-    expect(book.ageMs(r, 50)).toBe(240_000);
-    expect(book.ageMs(r, 1050)).toBe(241_000);
-    // The same stamp again does not restart the page's count; a new one does.
-    book.observe([r], 2050);
-    expect(book.ageMs(r, 2050)).toBe(242_000);
-    const restamped = { ...r, stamped_at_ms: 1_243_000 };
-    book.observe([restamped], 2100);
-    expect(book.ageMs(restamped, 2100)).toBe(243_000);
+describe('web page: which agents an action reaches', () => {
+  const prompt = row({ state: 'blocked', detail: 'permission', agent: 'claude' });
+  const byAgent = { claude: { approve: 'keys', deny: 'keys' }, gemini: { interrupt: 'keys' }, opencode: { approve: 'api', deny: 'api' } };
+  const host = { ...live, actions_by_agent: byAgent };
+  it('offers an action only to agents the host announced it for', () => {
+    expect(rowActions(prompt, host, 'operator')).toEqual(['approve', 'deny']);
+    expect(rowActions({ ...prompt, agent: 'gemini' }, host, 'operator')).toEqual([]);
+    expect(rowActions({ ...prompt, agent: 'cursor' }, host, 'operator')).toEqual([]);
+    expect(rowActions(row({ agent: 'gemini' }), host, 'operator')).toEqual(['interrupt']);
   });
 
-  it('stops a stale row at its last observation, has none without a stamp, forgets rows that left', () => {
-    const book = new AgeBook();
-    const r = row({ since_ms: 1000, stamped_at_ms: 61_000 });
-    book.observe([r], 0);
-    expect(book.ageMs({ ...r, stale: true }, 90_000)).toBe(60_000);
-    const unstamped = row({ pane: '%2', stamped_at_ms: null });
-    book.observe([r, unstamped], 0);
-    expect(book.ageMs(unstamped, 10)).toBeNull();
-    book.observe([unstamped], 0);
-    expect(book.ageMs(r, 10)).toBeNull();
-    // A host clock stepped back (stamp before since) reads as zero, not negative.
-    const stepped = row({ pane: '%3', since_ms: 5000, stamped_at_ms: 4000 });
-    book.observe([stepped], 0);
-    expect(book.ageMs(stepped, 0)).toBe(0);
+  it('answers through an API only when the pane published the request to answer', () => {
+    expect(rowActions({ ...prompt, agent: 'opencode', permission_request: null }, host, 'operator')).toEqual([]);
+    expect(rowActions({ ...prompt, agent: 'opencode', permission_request: 'per_1' }, host, 'operator')).toEqual(['approve', 'deny']);
+  });
+
+  it('takes "*" for exec actions that reach any agent, and falls back to the old rule for an older host', () => {
+    expect(rowActions(row({ agent: 'pi' }), { ...live, actions_by_agent: { '*': { interrupt: 'exec' } } }, 'operator')).toEqual(['interrupt']);
+    expect(rowActions({ ...prompt, agent: 'gemini' }, { ...live, actions_by_agent: null }, 'operator')).toEqual(['approve', 'deny']);
+  });
+
+  it('names the agent, host and where on the button', () => {
+    expect(actionLabel('approve', { agent: 'claude', host: 'build1', locator: 'proj-api:1.0', pane: '%3' })).toBe('Approve claude on build1, proj-api:1.0');
+  });
+});
+
+describe('web page: ages from since_ms and the host clock offset', () => {
+  const NOW = 1_800_000_000_000;
+  it('counts from since on the host clock, moved onto the hub clock by the offset', () => {
+    const r = row({ since_ms: NOW - 600_000 });
+    expect(ageMs(r, { reachable: true, stale: false, clock_offset_ms: 0 }, NOW)).toBe(600_000);
+    // A host 90 s ahead stamps its since 90 s "late": the offset takes that back out.
+    const ahead = row({ since_ms: NOW + 90_000 - 600_000 });
+    expect(ageMs(ahead, { reachable: true, stale: false, clock_offset_ms: 90_000 }, NOW)).toBe(600_000);
+    // A host behind, not yet offset-known: never negative.
+    expect(ageMs(row({ since_ms: NOW + 5000 }), undefined, NOW)).toBe(0);
+    expect(ageMs(row({ since_ms: 0 }), undefined, NOW)).toBeNull();
+  });
+
+  it('stops a stale row at the host\'s last word', () => {
+    const r = row({ since_ms: NOW - 600_000, stale: true });
+    expect(ageMs(r, { reachable: false, stale: true, clock_offset_ms: 0, last_seen_ms: NOW - 60_000 }, NOW)).toBe(540_000);
+  });
+});
+
+describe('web page: needs you', () => {
+  it('lists blocked then done, each oldest first across hosts on the hub clock', () => {
+    const hosts = new Map<string, PageHost>([
+      ['a', { reachable: true, stale: false, clock_offset_ms: 0 }],
+      ['b', { reachable: true, stale: false, clock_offset_ms: 60_000 }],
+    ]);
+    const rows = [
+      row({ host: 'a', pane: '%1', state: 'blocked', since_ms: 1000 }),
+      // Host b's clock runs a minute ahead: its 50 000 is the hub's -10 000, the oldest.
+      row({ host: 'b', pane: '%2', state: 'blocked', since_ms: 50_000 }),
+      row({ host: 'a', pane: '%3', state: 'idle', attention: true, since_ms: 0 + 1 }),
+      row({ host: 'a', pane: '%4', state: 'working', since_ms: 1 }),
+      row({ host: 'a', pane: '%5', state: 'idle', since_ms: 1 }),
+    ];
+    expect(needsYou(rows, hosts).map((r) => r.pane)).toEqual(['%2', '%1', '%3']);
+  });
+
+  it('says what is asked: the summary, else tool and detail', () => {
+    expect(askText(row({ state: 'blocked', detail: 'permission', pending_tool: 'Bash', pending_summary: 'rm -rf build/' }))).toBe('rm -rf build/');
+    expect(askText(row({ state: 'blocked', detail: 'permission', pending_tool: 'Bash' }))).toBe('Bash · permission');
+    expect(askText(row({ state: 'idle', attention: true }))).toBe('finished its turn');
+  });
+
+  it('puts the count first in the tab title', () => {
+    expect(tabTitle(3)).toBe('(3) tma fleet');
+    expect(tabTitle(0)).toBe('tma fleet');
+  });
+});
+
+describe('web page: filters in the URL', () => {
+  it('reads and writes state, host and agent lists, dropping unknown states', () => {
+    const f = parseFilters('?state=blocked,bogus,done&host=build1&agent=claude,codex');
+    expect(f).toEqual({ state: ['blocked', 'done'], host: ['build1'], agent: ['claude', 'codex'] });
+    expect(filtersQuery(f)).toBe('?state=blocked,done&host=build1&agent=claude,codex');
+    expect(filtersQuery(parseFilters(''))).toBe('');
+    expect(passes(f, row({ host: 'build1', agent: 'codex', state: 'blocked' }))).toBe(true);
+    expect(passes(f, row({ host: 'build1', agent: 'codex', state: 'working' }))).toBe(false);
+    expect(passes(f, row({ host: 'laptop', agent: 'codex', state: 'blocked' }))).toBe(false);
+  });
+});
+
+describe('web page: holding order under a finger', () => {
+  it('keeps the shown order while held: leavers stay in place, newcomers go last; then settles', () => {
+    const k = new OrderKeeper();
+    expect(k.order(['a', 'b', 'c'], false).keys).toEqual(['a', 'b', 'c']);
+    const held = k.order(['d', 'c', 'b'], true);
+    expect(held.keys).toEqual(['a', 'b', 'c', 'd']);
+    expect([...held.left]).toEqual(['a']);
+    expect(k.order(['d', 'c', 'b'], true).keys).toEqual(['a', 'b', 'c', 'd']);
+    expect(k.order(['d', 'c', 'b'], false).keys).toEqual(['d', 'c', 'b']);
+  });
+
+  it('holds while a reason stands and for a quiet period after the last one', () => {
+    const h = new Hold(3000);
+    expect(h.held(0)).toBe(false);
+    h.touch(100);
+    expect(h.held(3099)).toBe(true);
+    expect(h.held(3100)).toBe(false);
+    h.set('confirm', true, 5000);
+    expect(h.held(60_000)).toBe(true);
+    h.set('confirm', false, 60_000);
+    expect(h.held(62_999)).toBe(true);
+    expect(h.held(63_000)).toBe(false);
   });
 });
 

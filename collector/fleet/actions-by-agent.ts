@@ -1,0 +1,25 @@
+// What a hub may offer on each agent's panes: of the actions this host opens to a hub, the ones
+// that have a way to reach that agent. A page that knows this does not show an Approve the host
+// would refuse as wrong-agent (a Gemini pane has no approve keys; OpenCode answers only by API).
+
+import type { ActionManifest } from '../core/action-manifest.js';
+import type { ActionLane } from '../../shared/protocol.js';
+
+/** agent → action → lane; "*" holds exec actions that list no agents (they apply to any). */
+export function actionsByAgent(actions: readonly ActionManifest[], allowed: readonly string[]): Record<string, Record<string, ActionLane>> {
+  const out: Record<string, Record<string, ActionLane>> = {};
+  const put = (agent: string, action: string, lane: ActionLane) => {
+    (out[agent] ??= {})[action] = lane;
+  };
+  for (const a of actions) {
+    if (!allowed.includes(a.name)) continue;
+    if (a.kind === 'keys') {
+      for (const agent of Object.keys(a.keys)) put(agent, a.name, 'keys');
+      // The API lane wins where an agent has both: it is the one the broker uses.
+      for (const agent of Object.keys(a.api)) put(agent, a.name, 'api');
+    } else {
+      for (const agent of a.agents.length ? a.agents : ['*']) put(agent, a.name, 'exec');
+    }
+  }
+  return out;
+}

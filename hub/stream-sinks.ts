@@ -14,6 +14,8 @@ export interface StreamSink {
   /** Queue one JSON text. Calls the sink's slow callback when the reader is behind. */
   write(text: string): void;
   keepalive(): void;
+  /** The backlog has drained enough that a paused reader can be sent a fresh document. */
+  caughtUp(): boolean;
   /** Disconnect a reader that fell behind, saying why where the carrier can. */
   kick(reason: string): void;
   /** Orderly end (hub shutdown). */
@@ -41,6 +43,9 @@ export function wsSink(ws: WebSocket, limits: SinkLimits, slow: (reason: string)
     },
     keepalive() {
       if (ws.readyState === ws.OPEN) ws.ping();
+    },
+    caughtUp() {
+      return ws.readyState === ws.OPEN && ws.bufferedAmount <= limits.maxBufferedBytes / 4;
     },
     kick(reason) {
       ws.close(CLOSE_TOO_SLOW, closeReason(`too slow: ${reason}`));
@@ -86,6 +91,9 @@ export function sseSink(res: ServerResponse, limits: SinkLimits, slow: (reason: 
     },
     keepalive() {
       push(': keepalive\n\n');
+    },
+    caughtUp() {
+      return !res.destroyed && stalled === null && res.writableLength <= limits.maxBufferedBytes / 4;
     },
     kick() {
       // SSE has no close code; a reader that is not reading could not see one anyway.

@@ -155,7 +155,8 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
       if (e instanceof QueryError) return c.json(errorBody(e.message), 400);
       throw e;
     }
-    return c.body(store.documentText(sel), 200, { 'content-type': 'application/json' });
+    // Buffer.concat always allocates a plain ArrayBuffer, which is what hono's type asks for.
+    return c.body(store.documentBytes(sel) as Uint8Array<ArrayBuffer>, 200, { 'content-type': 'application/json' });
   });
 
   registerActRoute(app, {

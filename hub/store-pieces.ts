@@ -36,7 +36,13 @@ export const sameEntry = (a: RowEntry, b: RowEntry): boolean => a.head === b.hea
 export interface HostPieces {
   byRank: RowEntry[][];
   text: string[];
+  /** `text` encoded as UTF-8, made on first use: a full read copies bytes instead of encoding. */
+  bytes: (Buffer | null)[];
   stale: boolean;
+}
+
+export function piecesBytes(p: HostPieces, rank: number): Buffer {
+  return (p.bytes[rank] ??= Buffer.from(p.text[rank]!, 'utf8'));
 }
 
 export function buildPieces(entries: Iterable<RowEntry>, stale: boolean): HostPieces {
@@ -47,7 +53,7 @@ export function buildPieces(entries: Iterable<RowEntry>, stale: boolean): HostPi
     list.sort((a, b) => compareFleetRows(a.row, b.row));
     text.push(list.map((e) => rowText(e, stale)).join(','));
   }
-  return { byRank, text, stale };
+  return { byRank, text, bytes: text.map(() => null), stale };
 }
 
 /** Insert into a sorted array of strings (binary search): the host order changes only here. */

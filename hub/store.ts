@@ -11,7 +11,7 @@ import type { ProtocolRow } from '../shared/row.js';
 import { rowKey } from '../shared/edges.js';
 import { EMPTY_SELECTOR, isEmptySelector, selectRow, type Selector } from '../shared/selectors.js';
 import type { ServerState } from '../shared/protocol.js';
-import { RANKS, buildPieces, insertSorted, removeSorted, rowEntry, rowText, sameEntry, type HostPieces, type RowEntry } from './store-pieces.js';
+import { RANKS, buildPieces, insertSorted, piecesBytes, removeSorted, rowEntry, rowText, sameEntry, type HostPieces, type RowEntry } from './store-pieces.js';
 
 interface SnapshotFrameIn {
   epoch: string;
@@ -143,7 +143,7 @@ export class FleetStore {
   private readonly lostAfterMs: number;
   private versionNo = 0;
   private cache: { version: number; rows: FleetRow[] } | null = null;
-  private agentsCache: { version: number; text: string } | null = null;
+  private agentsCache: { version: number; bytes: Buffer } | null = null;
   /** Host names, sorted; kept in order as hosts come and go. */
   private readonly hostOrder: string[] = [];
   /** Rows changed since the last `takeChanges`, with what they were before; null while nobody reads. */
@@ -548,31 +548,46 @@ export class FleetStore {
    * stored text: nothing is re-encoded or re-sorted unless its host changed.
    */
   documentText(selector: Selector = EMPTY_SELECTOR): string {
-    const hosts = this.orderedHosts(selector.host);
-    let agents: string;
-    if (isEmptySelector(selector)) {
-      if (!this.agentsCache || this.agentsCache.version !== this.versionNo) {
-        this.agentsCache = { version: this.versionNo, text: this.agentsText(hosts, null) };
-      }
-      agents = this.agentsCache.text;
-    } else {
-      // Only a host filter: that host's pieces are already the answer.
-      const onlyHost = isEmptySelector({ ...selector, host: null });
-      agents = this.agentsText(hosts, onlyHost ? null : selector);
-    }
-    const hostText = hosts.map((h) => this.hostStatusText(h.host)!).join(',');
-    return `{"schema":1,"agents":[${agents}],"hosts":[${hostText}]}`;
+    return this.documentBytes(selector).toString('utf8');
   }
 
-  private agentsText(hosts: HostRecord[], filter: Selector | null): string {
+  /** `documentText` as UTF-8 bytes: what a full read sends, without a string of the whole fleet. */
+  documentBytes(selector: Selector = EMPTY_SELECTOR): Buffer {
+    const hosts = this.orderedHosts(selector.host);
+    let agents: Buffer;
+    if (isEmptySelector(selector)) {
+      if (!this.agentsCache || this.agentsCache.version !== this.versionNo) {
+        this.agentsCache = { version: this.versionNo, bytes: this.agentsBytes(hosts) };
+      }
+      agents = this.agentsCache.bytes;
+    } else if (isEmptySelector({ ...selector, host: null })) {
+      // Only a host filter: that host's pieces are already the answer.
+      agents = this.agentsBytes(hosts);
+    } else {
+      agents = Buffer.from(this.agentsText(hosts, selector), 'utf8');
+    }
+    const hostText = hosts.map((h) => this.hostStatusText(h.host)!).join(',');
+    return Buffer.concat([DOC_HEAD, agents, Buffer.from(`],"hosts":[${hostText}]}`, 'utf8')]);
+  }
+
+  private agentsBytes(hosts: HostRecord[]): Buffer {
+    const parts: Buffer[] = [];
+    for (let r = 0; r < RANKS; r++) {
+      for (const h of hosts) {
+        const p = this.piecesOf(h);
+        if (!p.text[r]) continue;
+        if (parts.length) parts.push(COMMA);
+        parts.push(piecesBytes(p, r));
+      }
+    }
+    return Buffer.concat(parts);
+  }
+
+  private agentsText(hosts: HostRecord[], filter: Selector): string {
     const parts: string[] = [];
     for (let r = 0; r < RANKS; r++) {
       for (const h of hosts) {
         const p = this.piecesOf(h);
-        if (!filter) {
-          if (p.text[r]) parts.push(p.text[r]!);
-          continue;
-        }
         for (const e of p.byRank[r]!) if (selectRow(filter, e.row)) parts.push(rowText(e, p.stale));
       }
     }
@@ -601,6 +616,9 @@ export class FleetStore {
     });
   }
 }
+
+const DOC_HEAD = Buffer.from('{"schema":1,"agents":[', 'utf8');
+const COMMA = Buffer.from(',', 'utf8');
 
 function isStale(h: HostRecord): boolean {
   return !h.reachable || !h.synced;

@@ -11,8 +11,8 @@ export const CLOSE_TOO_SLOW = 4008;
 
 export interface StreamSink {
   readonly kind: SubscriberKind;
-  /** Queue one JSON text. Calls the sink's slow callback when the reader is behind. */
-  write(text: string): void;
+  /** Queue one JSON text (a Buffer holds it as UTF-8). Calls the sink's slow callback when the reader is behind. */
+  write(text: string | Buffer): void;
   keepalive(): void;
   /** The backlog has drained enough that a paused reader can be sent a fresh document. */
   caughtUp(): boolean;
@@ -39,7 +39,7 @@ export function wsSink(ws: WebSocket, limits: SinkLimits, slow: (reason: string)
       // Judged before queueing, so one large document is never a fault on its own; unread
       // earlier messages are.
       if (over()) return slow(`send backlog ${ws.bufferedAmount} bytes over ${limits.maxBufferedBytes}`);
-      ws.send(text);
+      ws.send(text, { binary: false });
     },
     keepalive() {
       if (ws.readyState === ws.OPEN) ws.ping();
@@ -62,9 +62,12 @@ export function wsSink(ws: WebSocket, limits: SinkLimits, slow: (reason: string)
   };
 }
 
+const SSE_DATA = Buffer.from('data: ');
+const SSE_END = Buffer.from('\n\n');
+
 export function sseSink(res: ServerResponse, limits: SinkLimits, slow: (reason: string) => void): StreamSink {
   let stalled: NodeJS.Timeout | null = null;
-  const push = (chunk: string) => {
+  const push = (chunk: string | Buffer) => {
     if (res.destroyed || res.writableEnded) return;
     if (res.writableLength > limits.maxBufferedBytes) {
       slow(`send backlog ${res.writableLength} bytes over ${limits.maxBufferedBytes}`);
@@ -87,7 +90,7 @@ export function sseSink(res: ServerResponse, limits: SinkLimits, slow: (reason: 
   return {
     kind: 'sse',
     write(text) {
-      push(`data: ${text}\n\n`);
+      push(typeof text === 'string' ? `data: ${text}\n\n` : Buffer.concat([SSE_DATA, text, SSE_END]));
     },
     keepalive() {
       push(': keepalive\n\n');

@@ -23,8 +23,8 @@ interface Subscriber {
   selector: Selector;
   selectorKey: string;
   mode: StreamMode;
-  /** Last document text sent (documents mode). */
-  lastText: string | null;
+  /** Last document sent (documents mode). */
+  lastText: Buffer | string | null;
   /** Changes mode: the reader fell behind; nothing is sent until it catches up. */
   behind: boolean;
   alive: boolean;
@@ -81,7 +81,7 @@ export class StreamHub {
     this.dirty = false;
     const id = this.nextId++;
     const sink = make((reason) => this.slow(id, reason));
-    const text = this.store.documentText(selector);
+    const text = this.store.documentBytes(selector);
     const sub: Subscriber = {
       id, sink, selector, selectorKey: JSON.stringify(selector), mode: m, lastText: text, behind: false, alive: true,
     };
@@ -122,7 +122,7 @@ export class StreamHub {
         }
         sub.behind = false;
         this.o.logger.info({ subscriber: sub.id }, 'subscriber caught up; fresh document sent');
-        sub.sink.write(this.store.documentText(sub.selector));
+        sub.sink.write(this.store.documentBytes(sub.selector));
       }
       if (waiting === 0 && this.catchUpTimer) {
         clearInterval(this.catchUpTimer);
@@ -173,7 +173,7 @@ export class StreamHub {
     if (changes.rows.length === 0 && changes.hosts.length === 0) return;
     const plan = new FlushPlan(this.store, changes, this.clock());
     // Subscribers with the same mode and selector share one encoding per flush.
-    const lines = new Map<string, string[]>();
+    const lines = new Map<string, (string | Buffer)[]>();
     for (const sub of [...this.subs.values()]) {
       if (!sub.alive || sub.behind) continue;
       const key = `${sub.mode}\u0000${sub.selectorKey}`;
@@ -184,7 +184,7 @@ export class StreamHub {
       }
       if (sub.mode === 'documents') {
         const text = out[0]!;
-        if (text === sub.lastText) continue;
+        if (sameBytes(text, sub.lastText)) continue;
         sub.lastText = text;
       }
       for (const line of out) {
@@ -220,8 +220,8 @@ class FlushPlan {
     this.former = changes.rows.filter((c) => c.before).sort((a, b) => compareFleetRows(a.before!.entry.row, b.before!.entry.row));
   }
 
-  linesFor(mode: StreamMode, sel: Selector): string[] {
-    if (mode === 'documents') return [this.store.documentText(sel)];
+  linesFor(mode: StreamMode, sel: Selector): (string | Buffer)[] {
+    if (mode === 'documents') return [this.store.documentBytes(sel)];
     if (mode === 'events') return this.edges(sel);
     return this.changesLine(sel);
   }
@@ -271,4 +271,10 @@ class FlushPlan {
         `"hosts":[${hosts.join(',')}],"hosts_gone":[${gone.join(',')}]}`,
     ];
   }
+}
+
+function sameBytes(a: string | Buffer, b: string | Buffer | null): boolean {
+  if (b === null) return false;
+  if (typeof a === 'string' || typeof b === 'string') return String(a) === String(b);
+  return a.equals(b);
 }

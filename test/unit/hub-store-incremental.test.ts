@@ -88,7 +88,7 @@ describe('incremental fleet store', () => {
 });
 
 function sinkInto(written: string[], caughtUp = () => true): StreamSink {
-  return { kind: 'ws', write: (t) => written.push(t), keepalive: () => {}, caughtUp, kick: () => {}, end: () => {}, onGone: () => {} };
+  return { kind: 'ws', write: (t) => written.push(String(t)), keepalive: () => {}, caughtUp, kick: () => {}, end: () => {}, onGone: () => {} };
 }
 
 function streamHubOn(store: FleetStore): StreamHub {

@@ -13,7 +13,7 @@ function fakeStore() {
   const store = {
     onChange: (cb: () => void) => (listeners.add(cb), () => listeners.delete(cb)),
     document: () => ({ schema: 1, agents: [], hosts: [], version }),
-    documentText: () => JSON.stringify(store.document()),
+    documentBytes: () => Buffer.from(JSON.stringify(store.document())),
     setJournaling: () => {},
     // Every change names a host, so a documents reader is sent the document again.
     takeChanges: () => ({ rows: [], hosts: ['h'] }),
@@ -22,7 +22,7 @@ function fakeStore() {
 }
 
 function sink(written: string[]): StreamSink {
-  return { kind: 'ws', write: (t) => written.push(t), keepalive: () => {}, caughtUp: () => true, kick: () => {}, end: () => {}, onGone: () => {} };
+  return { kind: 'ws', write: (t) => written.push(String(t)), keepalive: () => {}, caughtUp: () => true, kick: () => {}, end: () => {}, onGone: () => {} };
 }
 
 describe('stream coalescing', () => {

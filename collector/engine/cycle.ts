@@ -89,6 +89,8 @@ export class Engine {
   private guarded: boolean | null = null;
   /** Pane root pids seen by the last cycle. */
   private roots = new Set<number>();
+  /** Panes that painted since their last look (from %output): a fresh stamp must not hide them. */
+  private painted = new Set<string>();
   private readonly now: () => number;
 
   constructor(private readonly opts: EngineOptions) {
@@ -108,6 +110,11 @@ export class Engine {
     this.opts.manifests = m;
   }
 
+  /** These panes' screens may have changed: the next cycle looks at them whatever their stamps say. */
+  markPainted(panes: readonly string[]): void {
+    for (const p of panes) this.painted.add(p);
+  }
+
   async cycle(): Promise<CycleResult> {
     const { runner, fold: cfg } = this.opts;
     const now = this.now();
@@ -120,6 +127,8 @@ export class Engine {
     const early = this.roots.size ? this.opts.readProcs([...this.roots]).catch(() => null) : null;
     const [listOut, lastPollOut] = await listing;
     const records = parsePaneList(listOut ?? '');
+    const painted = this.painted;
+    this.painted = new Set();
     const roots = records.map((r) => r.panePid);
     const rootsKnown = roots.every((r) => this.roots.has(r));
     this.roots = new Set(roots);
@@ -147,7 +156,8 @@ export class Engine {
       }
 
       const fresh = prev !== null && !isInProgress(prev) && prev.stampedAt <= now && now - prev.stampedAt < cfg.freshnessMs;
-      if (fresh || (stampede && prev)) continue;
+      const repaint = painted.has(rec.paneId);
+      if (!repaint && (fresh || (stampede && prev))) continue;
 
       procs ??= (rootsKnown && (await early)) || (await this.opts.readProcs(roots));
       const storedAnchor = Number(rec.options['@tma_title_match_pid']) || null;
@@ -190,7 +200,7 @@ export class Engine {
         continue;
       }
 
-      if (prev && canReuseStamp(prev, rec.windowActivity, id.foregroundIsAgent, cfg, now)) {
+      if (!repaint && prev && canReuseStamp(prev, rec.windowActivity, id.foregroundIsAgent, cfg, now)) {
         outcome.path = 'reused';
         continue;
       }

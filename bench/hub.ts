@@ -13,6 +13,7 @@ import { pino } from 'pino';
 import { WebSocket } from 'ws';
 import type { HubConfig } from '../hub/config.js';
 import { startHub } from '../hub/server.js';
+import { HEARTBEAT_MS } from '../shared/protocol.js';
 import { protocolRowObject, type ProtocolRow } from '../shared/row.js';
 
 const PANES = 20;
@@ -65,7 +66,7 @@ async function collectors(url: string, hosts: { host: string; token: string }[],
   setInterval(() => {
     const at = Date.now();
     sockets.forEach((ws, k) => ws.send(JSON.stringify({ type: 'heartbeat', at, seq: seqs[k] })));
-  }, 2000).unref();
+  }, HEARTBEAT_MS).unref();
   process.send!({ ready: true });
   let next = 0;
   process.on('message', async (m: { rate: number; secs: number }) => {

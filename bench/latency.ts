@@ -51,6 +51,7 @@ const pct = (xs: number[], p: number) => {
 };
 const fmt = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(2)} ms  p99 ${pct(xs, 99).toFixed(2)} ms  (n=${xs.length})`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const ISOLATION_MS = 150;
 
 async function until(cond: () => boolean, ms: number, what: string): Promise<void> {
   const end = Date.now() + ms;
@@ -192,6 +193,9 @@ async function main(): Promise<void> {
           if (stored === null && hub.store.document().agents.some((r) => r.pane === pane && r.state === state)) stored = performance.now();
           return stored !== null;
         };
+        // Isolated events: each one starts after the previous flush's gathering spell (50 ms) is
+        // over, so the figure is a lone event's path, not one riding a flush already scheduled.
+        await sleep(ISOLATION_MS);
         const t0 = performance.now();
         let fired = false;
         // The store is watched while the hook runs too: with the fast path the row can land before

@@ -18,6 +18,7 @@ import { actionsByAgent } from '../collector/fleet/actions-by-agent.js';
 import { remoteActHandler, remoteAllowed } from '../collector/fleet/remote-act.js';
 import { canonicalSocketPath, listenWake, wakeDir, wakeSocketPath, type HookDelivery } from '../collector/fleet/wake.js';
 import { loadActions } from '../collector/manifest-files.js';
+import { OutputWatch } from '../collector/tmux/control-output.js';
 import { readProcesses } from '../collector/tmux/proc-table.js';
 import { openRunner } from '../collector/tmux/runner.js';
 import { tmuxBin } from '../collector/tmux/target.js';
@@ -155,14 +156,28 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
         if (out.commands.length > 0) wake();
         return true;
       };
+      // Screens seen as they change: a pane that painted and went quiet is looked at now.
+      const watch = new OutputWatch({
+        target: { kind: 'path', path: socketPath }, bin, env, runner: engine.runner, log,
+        onDue: (panes) => {
+          engine.markPainted(panes);
+          wake();
+        },
+      });
+      await watch.start();
+      let l: { close(): void } | null = null;
       try {
-        const l = await listenWake(path, wake, { onEvent });
+        l = await listenWake(path, wake, { onEvent });
         if (!l) log(`another collector answers hook wake-ups for ${socketPath}; this one sees them on its poll`);
-        return l;
       } catch (e) {
         log(`no hook wake-ups for ${socketPath}: ${(e as Error).message}`);
-        return null;
       }
+      return {
+        close: () => {
+          watch.close();
+          l?.close();
+        },
+      };
     },
     log,
     afterCycle: (engine, res, rows, server) => notifier.afterCycle(engine, res, rows, server),

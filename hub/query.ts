@@ -38,3 +38,16 @@ export function eventsFromQuery(q: URLSearchParams): boolean {
   if (v === '1' || v === 'true') return true;
   throw new QueryError(`"events" must be 1, true, 0 or false`);
 }
+
+/**
+ * `mode=documents|events|changes`; absent means what `events` says. `changes` sends the document
+ * once, then a `changes` line per flush (see README, "Fleet streams").
+ */
+export function modeFromQuery(q: URLSearchParams): 'documents' | 'events' | 'changes' {
+  const m = q.get('mode');
+  const events = eventsFromQuery(q);
+  if (m === null) return events ? 'events' : 'documents';
+  if (q.has('events')) throw new QueryError(`give "mode" or "events", not both`);
+  if (m === 'documents' || m === 'events' || m === 'changes') return m;
+  throw new QueryError(`"mode" must be documents, events or changes`);
+}

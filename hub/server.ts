@@ -20,11 +20,11 @@ import { LinkSession } from './link-session.js';
 import { HubNotifier, type NotifyTiming } from './notify/hub-notifier.js';
 import { registerNotificationsRoute } from './notify/route.js';
 import { HubMetrics } from './metrics.js';
-import { QueryError, eventsFromQuery, selectorFromQuery } from './query.js';
+import { QueryError, modeFromQuery, selectorFromQuery } from './query.js';
 import { dialSsh, type SshTuning } from './ssh-link.js';
 import { FleetStore } from './store.js';
 import { sseSink, wsSink } from './stream-sinks.js';
-import { StreamHub } from './streams.js';
+import { StreamHub, type StreamMode } from './streams.js';
 import { CLOSE_GOING_AWAY, wsFrameLink } from './ws-link.js';
 import { mountWebPage } from './web/assets.js';
 import { DEFAULT_CONNECTION_LIMITS, limitConnections, type ConnectionLimits } from './request-limits.js';
@@ -191,7 +191,8 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
       if (e instanceof QueryError) return c.json(errorBody(e.message), 400);
       throw e;
     }
-    return c.body(JSON.stringify(store.document(sel)), 200, { 'content-type': 'application/json' });
+    // Buffer.concat always allocates a plain ArrayBuffer, which is what hono's type asks for.
+    return c.body(store.documentBytes(sel) as Uint8Array<ArrayBuffer>, 200, { 'content-type': 'application/json' });
   });
 
   registerActRoute(app, {
@@ -235,7 +236,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   const honoListener = getRequestListener(app.fetch);
 
   /** Auth and query checks shared by both stream transports. */
-  function streamRequest(req: IncomingMessage): { ok: true; selector: Selector; events: boolean } | ({ ok: false } & ReturnType<typeof json>) {
+  function streamRequest(req: IncomingMessage): { ok: true; selector: Selector; mode: StreamMode } | ({ ok: false } & ReturnType<typeof json>) {
     const r = authClient(book, req.headers.authorization);
     if (!r.ok) {
       metrics.authFailed('/v1/subscribe', r.reason);
@@ -244,7 +245,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     }
     try {
       const q = new URL(req.url ?? '/', 'http://hub').searchParams;
-      return { ok: true, selector: selectorFromQuery(q, ['events']), events: eventsFromQuery(q) };
+      return { ok: true, selector: selectorFromQuery(q, ['events', 'mode']), mode: modeFromQuery(q) };
     } catch (e) {
       if (e instanceof QueryError) return { ok: false, ...json(400, errorBody(e.message)) };
       throw e;
@@ -260,7 +261,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    streams.add((slow) => sseSink(res, limits, slow), r.selector, r.events);
+    streams.add((slow) => sseSink(res, limits, slow), r.selector, r.mode);
   }
 
   // Header and request timeouts are enforced on this interval (Node's default is 30 s).
@@ -315,7 +316,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
       if (!r.ok) return rejectUpgrade(socket, r.status, JSON.parse(r.text).error as string);
       subscribeWss.handleUpgrade(req, socket, head, (ws) => {
         ws.on('error', (err: Error & { code?: string }) => logger.warn({ err: err.code ?? err.message }, 'subscriber socket error'));
-        streams.add((slow) => wsSink(ws, limits, slow), r.selector, r.events);
+        streams.add((slow) => wsSink(ws, limits, slow), r.selector, r.mode);
       });
       return;
     }

@@ -8,8 +8,10 @@
 
 import { fleetRowObject, hostStatusObject, type FleetDocument, type FleetRow, type HostStatus, type Transport } from '../shared/fleet.js';
 import type { ProtocolRow } from '../shared/row.js';
-import { EMPTY_SELECTOR, compareFleetRows, selectRow, type Selector } from '../shared/selectors.js';
+import { rowKey } from '../shared/edges.js';
+import { EMPTY_SELECTOR, isEmptySelector, selectRow, type Selector } from '../shared/selectors.js';
 import type { ServerState } from '../shared/protocol.js';
+import { RANKS, buildPieces, insertSorted, piecesBytes, removeSorted, rowEntry, rowText, sameEntry, type HostPieces, type RowEntry } from './store-pieces.js';
 
 interface SnapshotFrameIn {
   epoch: string;
@@ -37,7 +39,7 @@ interface ServerFrameIn {
 
 interface ServerSlot {
   incarnation: string;
-  rows: Map<string, ProtocolRow>;
+  rows: Map<string, RowEntry>;
 }
 
 interface HostRecord {
@@ -65,6 +67,29 @@ interface HostRecord {
   lost: boolean;
   helloCount: number;
   lastRefusal: { reason: string; at_ms: number } | null;
+  /** This host's rows in fleet order and as text; null after any change to them. */
+  pieces: HostPieces | null;
+  /** This host's status as JSON; null after any change to it. */
+  statusText: string | null;
+}
+
+/** A row as a reader last saw it: what it held and whether its host was stale. */
+export interface RowSeen {
+  entry: RowEntry;
+  stale: boolean;
+}
+
+/** One row that changed since the last `takeChanges`: before and now (null when absent). */
+export interface RowChange {
+  key: string;
+  before: RowSeen | null;
+  after: RowSeen | null;
+}
+
+export interface StoreChanges {
+  rows: RowChange[];
+  /** Hosts whose status changed (last_seen_ms alone does not count). */
+  hosts: string[];
 }
 
 export type RefusalCode = 'unknown-host' | 'not-owner' | 'epoch' | 'no-baseline' | 'gap' | 'unknown-incarnation';
@@ -106,8 +131,8 @@ export interface FleetStoreOptions {
 }
 
 function slotFrom(state: ServerState, host: string): ServerSlot {
-  const rows = new Map<string, ProtocolRow>();
-  for (const r of state.rows) rows.set(r.pane, bindRow(r, host, state.server));
+  const rows = new Map<string, RowEntry>();
+  for (const r of state.rows) rows.set(r.pane, rowEntry(bindRow(r, host, state.server)));
   return { incarnation: state.incarnation, rows };
 }
 
@@ -123,6 +148,12 @@ export class FleetStore {
   private readonly lostAfterMs: number;
   private versionNo = 0;
   private cache: { version: number; rows: FleetRow[] } | null = null;
+  private agentsCache: { version: number; bytes: Buffer } | null = null;
+  /** Host names, sorted; kept in order as hosts come and go. */
+  private readonly hostOrder: string[] = [];
+  /** Rows changed since the last `takeChanges`, with what they were before; null while nobody reads. */
+  private journal: Map<string, { host: string; server: string; pane: string; before: RowSeen | null }> | null = null;
+  private journalHosts = new Set<string>();
 
   constructor(opts: FleetStoreOptions = {}) {
     this.clock = opts.clock ?? Date.now;
@@ -138,6 +169,55 @@ export class FleetStore {
     return () => this.listeners.delete(cb);
   }
 
+  /**
+   * Start (or stop) recording which rows change, for the streams. Off while nobody subscribes, so
+   * an unwatched hub keeps no journal.
+   */
+  setJournaling(on: boolean): void {
+    if (on && !this.journal) this.journal = new Map();
+    if (!on) this.journal = null;
+    this.journalHosts.clear();
+  }
+
+  /** What changed since the previous call: only rows whose text or staleness really moved. */
+  takeChanges(): StoreChanges {
+    const out: StoreChanges = { rows: [], hosts: [...this.journalHosts] };
+    this.journalHosts.clear();
+    if (!this.journal) return out;
+    for (const [key, j] of this.journal) {
+      const h = this.hosts.get(j.host);
+      const entry = h?.servers.get(j.server)?.rows.get(j.pane);
+      const after = h && entry ? { entry, stale: isStale(h) } : null;
+      const b = j.before;
+      if (b && after && b.stale === after.stale && sameEntry(b.entry, after.entry)) continue;
+      if (!b && !after) continue;
+      out.rows.push({ key, before: b, after });
+    }
+    this.journal.clear();
+    return out;
+  }
+
+  /** Remember a row's current form before it changes (first change since the last take wins). */
+  private noteRow(h: HostRecord, server: string, pane: string): void {
+    if (!this.journal) return;
+    const key = rowKey({ host: h.host, server, pane });
+    if (this.journal.has(key)) return;
+    const entry = h.servers.get(server)?.rows.get(pane);
+    this.journal.set(key, { host: h.host, server, pane, before: entry ? { entry, stale: isStale(h) } : null });
+  }
+
+  /** Before anything that may change all of a host's rows or their staleness. */
+  private noteHostRows(h: HostRecord): void {
+    if (!this.journal) return;
+    for (const [server, slot] of h.servers) for (const pane of slot.rows.keys()) this.noteRow(h, server, pane);
+  }
+
+  private hostChanged(h: HostRecord, rows: boolean): void {
+    h.statusText = null;
+    if (rows) h.pieces = null;
+    if (this.journal) this.journalHosts.add(h.host);
+  }
+
   private changed(): void {
     this.versionNo++;
     this.cache = null;
@@ -150,10 +230,12 @@ export class FleetStore {
     if (!h) {
       h = {
         host, transport, reachable: false, synced: false, lastSeenMs: null, reason: null, collectorVersion: null,
-        epoch: null, seq: null, servers: new Map(), pending: null, owner: null, actionsAllowed: [], actionsByAgent: null, lagMs: null,
-        sentSeq: null, lost: false, helloCount: 0, lastRefusal: null,
+        epoch: null, seq: null, servers: new Map(), pending: null, owner: null, actionsAllowed: [], lagMs: null,
+        sentSeq: null, lost: false, helloCount: 0, lastRefusal: null, actionsByAgent: null, pieces: null, statusText: null,
       };
       this.hosts.set(host, h);
+      insertSorted(this.hostOrder, host);
+      if (this.journal) this.journalHosts.add(host);
     }
     return h;
   }
@@ -171,6 +253,7 @@ export class FleetStore {
    */
   hello(host: string, info: HelloInfo, owner: object): { resumeFrom: number | null; reconnect: boolean } {
     const h = this.record(host, info.transport);
+    this.noteHostRows(h);
     const reconnect = h.helloCount > 0;
     h.helloCount++;
     h.owner = owner;
@@ -197,6 +280,7 @@ export class FleetStore {
       h.seq = null;
       h.synced = false;
     }
+    this.hostChanged(h, true);
     this.changed();
     return { resumeFrom, reconnect };
   }
@@ -223,10 +307,22 @@ export class FleetStore {
       else h.pending.servers.set(s.server, slot);
     }
     if (!f.complete) return { ok: true, applied: false };
+    this.noteHostRows(h);
+    if (this.journal) for (const [server, slot] of h.pending.servers) for (const pane of slot.rows.keys()) this.noteRow(h, server, pane);
+    // A row that arrives unchanged keeps its held entry, so its text is not rebuilt downstream.
+    for (const [server, slot] of h.pending.servers) {
+      const old = h.servers.get(server);
+      if (!old || old.incarnation !== slot.incarnation) continue;
+      for (const [pane, e] of slot.rows) {
+        const was = old.rows.get(pane);
+        if (was && sameEntry(was, e)) slot.rows.set(pane, was);
+      }
+    }
     h.servers = h.pending.servers;
     h.seq = h.pending.seq;
     h.pending = null;
     h.synced = true;
+    this.hostChanged(h, true);
     this.changed();
     return { ok: true, applied: true };
   }
@@ -249,9 +345,23 @@ export class FleetStore {
     if (!slot || slot.incarnation !== f.incarnation) {
       return { ok: false, code: 'unknown-incarnation', message: `delta for an unknown incarnation of a server` };
     }
-    for (const r of f.upserts) slot.rows.set(r.pane, bindRow(r, host, f.server));
-    for (const p of f.removals) slot.rows.delete(p);
+    let moved = false;
+    for (const r of f.upserts) {
+      const e = rowEntry(bindRow(r, host, f.server));
+      const was = slot.rows.get(r.pane);
+      if (was && sameEntry(was, e)) continue;
+      this.noteRow(h, f.server, r.pane);
+      slot.rows.set(r.pane, e);
+      moved = true;
+    }
+    for (const p of f.removals) {
+      if (!slot.rows.has(p)) continue;
+      this.noteRow(h, f.server, p);
+      slot.rows.delete(p);
+      moved = true;
+    }
     h.seq = f.seq;
+    if (moved) this.hostChanged(h, true);
     this.changed();
     return { ok: true, applied: true };
   }
@@ -262,6 +372,10 @@ export class FleetStore {
     const seqOutcome = this.sequence(h, f.seq);
     if (seqOutcome) return seqOutcome;
     const slot = h.servers.get(f.server);
+    if (slot && (f.event === 'gone' || slot.incarnation !== f.incarnation)) {
+      for (const pane of slot.rows.keys()) this.noteRow(h, f.server, pane);
+    }
+    this.hostChanged(h, true);
     if (f.event === 'gone') h.servers.delete(f.server);
     else if (!slot || slot.incarnation !== f.incarnation) {
       // Pane ids restart with a new server lifetime: the old rows cannot be matched to anything.
@@ -281,7 +395,10 @@ export class FleetStore {
   /** A frame arrived from the host's current session. */
   touch(host: string, owner: object): void {
     const h = this.hosts.get(host);
-    if (h && h.owner === owner) h.lastSeenMs = this.clock();
+    if (h && h.owner === owner) {
+      h.lastSeenMs = this.clock();
+      h.statusText = null;
+    }
   }
 
   noteHeartbeat(host: string, owner: object, at: number, sentSeq: number | undefined): void {
@@ -298,21 +415,26 @@ export class FleetStore {
   requireSnapshot(host: string, owner: object): void {
     const h = this.hosts.get(host);
     if (!h || h.owner !== owner) return;
+    this.noteHostRows(h);
     h.seq = null;
     h.pending = null;
     const wasSynced = h.synced;
     h.synced = false;
-    if (wasSynced) this.changed();
+    if (!wasSynced) return;
+    this.hostChanged(h, true);
+    this.changed();
   }
 
   /** The session of `owner` ended or went silent. Rows are kept and marked stale. */
   linkDown(host: string, owner: object, reason: string): void {
     const h = this.hosts.get(host);
     if (!h || h.owner !== owner) return;
+    this.noteHostRows(h);
     h.owner = null;
     h.reachable = false;
     h.reason = reason;
     h.pending = null;
+    this.hostChanged(h, true);
     this.changed();
   }
 
@@ -324,8 +446,10 @@ export class FleetStore {
     const h = this.hosts.get(host);
     if (!h || h.owner !== null) return;
     if (!h.reachable && h.reason === reason) return;
+    this.noteHostRows(h);
     h.reachable = false;
     h.reason = reason;
+    this.hostChanged(h, true);
     this.changed();
   }
 
@@ -334,6 +458,7 @@ export class FleetStore {
     const h = this.hosts.get(host);
     if (!h || h.lastRefusal?.reason === reason) return;
     h.lastRefusal = { reason, at_ms: this.clock() };
+    this.hostChanged(h, false);
     this.changed();
   }
 
@@ -341,7 +466,10 @@ export class FleetStore {
   forget(host: string): boolean {
     const h = this.hosts.get(host);
     if (!h || h.reachable) return false;
+    this.noteHostRows(h);
     this.hosts.delete(host);
+    removeSorted(this.hostOrder, host);
+    if (this.journal) this.journalHosts.add(host);
     this.changed();
     return true;
   }
@@ -354,6 +482,7 @@ export class FleetStore {
       const lost = !h.reachable && h.lastSeenMs !== null && now - h.lastSeenMs >= this.lostAfterMs;
       if (lost !== h.lost) {
         h.lost = lost;
+        this.hostChanged(h, false);
         flipped = true;
       }
     }
@@ -364,41 +493,66 @@ export class FleetStore {
     return this.hosts.get(host)?.actionsAllowed ?? [];
   }
 
-  /** Every row in fleet order. Rebuilt once per change, shared by every reader. */
+  private piecesOf(h: HostRecord): HostPieces {
+    const stale = isStale(h);
+    if (h.pieces && h.pieces.stale === stale) return h.pieces;
+    const all: RowEntry[] = [];
+    for (const s of h.servers.values()) for (const e of s.rows.values()) all.push(e);
+    h.pieces = buildPieces(all, stale);
+    return h.pieces;
+  }
+
+  /** Hosts in name order, optionally just one. */
+  private orderedHosts(only: string | null): HostRecord[] {
+    if (only !== null) {
+      const h = this.hosts.get(only);
+      return h ? [h] : [];
+    }
+    return this.hostOrder.map((n) => this.hosts.get(n)!);
+  }
+
+  /** Every row in fleet order. Rebuilt once per change from the per-host pieces, shared by every reader. */
   rows(): readonly FleetRow[] {
     if (this.cache && this.cache.version === this.versionNo) return this.cache.rows;
     const out: FleetRow[] = [];
-    for (const h of this.hosts.values()) {
-      const stale = isStale(h);
-      for (const s of h.servers.values()) for (const r of s.rows.values()) out.push(fleetRowObject(r, stale));
+    const hosts = this.orderedHosts(null);
+    for (let r = 0; r < RANKS; r++) {
+      for (const h of hosts) for (const e of this.piecesOf(h).byRank[r]!) out.push(fleetRowObject(e.row, h.pieces!.stale));
     }
-    out.sort(compareFleetRows);
     this.cache = { version: this.versionNo, rows: out };
     return out;
   }
 
+  private statusOf(h: HostRecord): HostStatus {
+    return hostStatusObject({
+      host: h.host,
+      transport: h.transport,
+      reachable: h.reachable,
+      stale: isStale(h),
+      last_seen_ms: h.lastSeenMs,
+      reason: h.lost ? 'lost' : h.reason,
+      collector_version: h.collectorVersion,
+      servers: [...h.servers.entries()]
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([server, s]) => ({ server, incarnation: s.incarnation, rows: s.rows.size })),
+      actions_allowed: h.actionsAllowed.slice(),
+      schema: 1,
+      last_refusal: h.lastRefusal ?? null,
+      clock_offset_ms: h.lagMs === null ? null : h.lagMs === 0 ? 0 : -h.lagMs,
+      actions_by_agent: h.actionsByAgent,
+    });
+  }
+
   hostStatuses(): HostStatus[] {
-    return [...this.hosts.values()]
-      .sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0))
-      .map((h) =>
-        hostStatusObject({
-          host: h.host,
-          transport: h.transport,
-          reachable: h.reachable,
-          stale: isStale(h),
-          last_seen_ms: h.lastSeenMs,
-          reason: h.lost ? 'lost' : h.reason,
-          collector_version: h.collectorVersion,
-          servers: [...h.servers.entries()]
-            .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-            .map(([server, s]) => ({ server, incarnation: s.incarnation, rows: s.rows.size })),
-          actions_allowed: h.actionsAllowed.slice(),
-          schema: 1,
-          last_refusal: h.lastRefusal ?? null,
-          clock_offset_ms: h.lagMs === null ? null : h.lagMs === 0 ? 0 : -h.lagMs,
-          actions_by_agent: h.actionsByAgent,
-        }),
-      );
+    return this.orderedHosts(null).map((h) => this.statusOf(h));
+  }
+
+  /** A host's status as JSON, cached until the host changes; null for a host the store no longer holds. */
+  hostStatusText(host: string): string | null {
+    const h = this.hosts.get(host);
+    if (!h) return null;
+    h.statusText ??= JSON.stringify(this.statusOf(h));
+    return h.statusText;
   }
 
   document(selector: Selector = EMPTY_SELECTOR): FleetDocument {
@@ -406,6 +560,62 @@ export class FleetStore {
     let hosts = this.hostStatuses();
     if (selector.host !== null) hosts = hosts.filter((h) => h.host === selector.host);
     return { schema: 1, agents, hosts };
+  }
+
+  /**
+   * The same document as `document(selector)`, as JSON text, assembled from the rows' and hosts'
+   * stored text: nothing is re-encoded or re-sorted unless its host changed.
+   */
+  documentText(selector: Selector = EMPTY_SELECTOR): string {
+    return this.documentBytes(selector).toString('utf8');
+  }
+
+  /** `documentText` as UTF-8 bytes: what a full read sends, without a string of the whole fleet. */
+  documentBytes(selector: Selector = EMPTY_SELECTOR): Buffer {
+    const hosts = this.orderedHosts(selector.host);
+    let agents: Buffer;
+    if (isEmptySelector(selector)) {
+      if (!this.agentsCache || this.agentsCache.version !== this.versionNo) {
+        this.agentsCache = { version: this.versionNo, bytes: this.agentsBytes(hosts) };
+      }
+      agents = this.agentsCache.bytes;
+    } else if (isEmptySelector({ ...selector, host: null })) {
+      // Only a host filter: that host's pieces are already the answer.
+      agents = this.agentsBytes(hosts);
+    } else {
+      agents = Buffer.from(this.agentsText(hosts, selector), 'utf8');
+    }
+    const hostText = hosts.map((h) => this.hostStatusText(h.host)!).join(',');
+    return Buffer.concat([DOC_HEAD, agents, Buffer.from(`],"hosts":[${hostText}]}`, 'utf8')]);
+  }
+
+  private agentsBytes(hosts: HostRecord[]): Buffer {
+    const parts: Buffer[] = [];
+    for (let r = 0; r < RANKS; r++) {
+      for (const h of hosts) {
+        const p = this.piecesOf(h);
+        if (!p.text[r]) continue;
+        if (parts.length) parts.push(COMMA);
+        parts.push(piecesBytes(p, r));
+      }
+    }
+    return Buffer.concat(parts);
+  }
+
+  private agentsText(hosts: HostRecord[], filter: Selector): string {
+    const parts: string[] = [];
+    for (let r = 0; r < RANKS; r++) {
+      for (const h of hosts) {
+        const p = this.piecesOf(h);
+        for (const e of p.byRank[r]!) if (selectRow(filter, e.row)) parts.push(rowText(e, p.stale));
+      }
+    }
+    return parts.join(',');
+  }
+
+  /** The JSON of one row as it stands now (a changes line carries it), or null. */
+  rowText(seen: RowSeen): string {
+    return rowText(seen.entry, seen.stale);
   }
 
   hostMetrics(): HostMetrics[] {
@@ -425,6 +635,9 @@ export class FleetStore {
     });
   }
 }
+
+const DOC_HEAD = Buffer.from('{"schema":1,"agents":[', 'utf8');
+const COMMA = Buffer.from(',', 'utf8');
 
 function isStale(h: HostRecord): boolean {
   return !h.reachable || !h.synced;

@@ -11,9 +11,11 @@ export const CLOSE_TOO_SLOW = 4008;
 
 export interface StreamSink {
   readonly kind: SubscriberKind;
-  /** Queue one JSON text. Calls the sink's slow callback when the reader is behind. */
-  write(text: string): void;
+  /** Queue one JSON text (a Buffer holds it as UTF-8). Calls the sink's slow callback when the reader is behind. */
+  write(text: string | Buffer): void;
   keepalive(): void;
+  /** The backlog has drained enough that a paused reader can be sent a fresh document. */
+  caughtUp(): boolean;
   /** Disconnect a reader that fell behind, saying why where the carrier can. */
   kick(reason: string): void;
   /** Orderly end (hub shutdown). */
@@ -37,10 +39,13 @@ export function wsSink(ws: WebSocket, limits: SinkLimits, slow: (reason: string)
       // Judged before queueing, so one large document is never a fault on its own; unread
       // earlier messages are.
       if (over()) return slow(`send backlog ${ws.bufferedAmount} bytes over ${limits.maxBufferedBytes}`);
-      ws.send(text);
+      ws.send(text, { binary: false });
     },
     keepalive() {
       if (ws.readyState === ws.OPEN) ws.ping();
+    },
+    caughtUp() {
+      return ws.readyState === ws.OPEN && ws.bufferedAmount <= limits.maxBufferedBytes / 4;
     },
     kick(reason) {
       ws.close(CLOSE_TOO_SLOW, closeReason(`too slow: ${reason}`));
@@ -57,9 +62,12 @@ export function wsSink(ws: WebSocket, limits: SinkLimits, slow: (reason: string)
   };
 }
 
+const SSE_DATA = Buffer.from('data: ');
+const SSE_END = Buffer.from('\n\n');
+
 export function sseSink(res: ServerResponse, limits: SinkLimits, slow: (reason: string) => void): StreamSink {
   let stalled: NodeJS.Timeout | null = null;
-  const push = (chunk: string) => {
+  const push = (chunk: string | Buffer) => {
     if (res.destroyed || res.writableEnded) return;
     if (res.writableLength > limits.maxBufferedBytes) {
       slow(`send backlog ${res.writableLength} bytes over ${limits.maxBufferedBytes}`);
@@ -82,10 +90,13 @@ export function sseSink(res: ServerResponse, limits: SinkLimits, slow: (reason: 
   return {
     kind: 'sse',
     write(text) {
-      push(`data: ${text}\n\n`);
+      push(typeof text === 'string' ? `data: ${text}\n\n` : Buffer.concat([SSE_DATA, text, SSE_END]));
     },
     keepalive() {
       push(': keepalive\n\n');
+    },
+    caughtUp() {
+      return !res.destroyed && stalled === null && res.writableLength <= limits.maxBufferedBytes / 4;
     },
     kick() {
       // SSE has no close code; a reader that is not reading could not see one anyway.

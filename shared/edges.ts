@@ -37,7 +37,7 @@ export const EDGE_KEYS = ['schema', 'at_ms', 'pane', 'agent', 'from', 'to', 'det
 
 export const rowKey = (r: { host: string; server: string; pane: string }) => `${r.host}\u0000${r.server}\u0000${r.pane}`;
 
-function edge(r: EdgeRow, from: StateClass | '', to: StateClass | '', at: number): Edge {
+export function edge(r: EdgeRow, from: StateClass | '', to: StateClass | '', at: number): Edge {
   return {
     schema: 1, at_ms: at, pane: r.pane, agent: r.agent, from, to, detail: r.detail, locator: r.locator,
     repo: r.repo, branch: r.branch, host: r.host, server: r.server,

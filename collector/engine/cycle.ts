@@ -91,6 +91,8 @@ export class Engine {
   private guarded: boolean | null = null;
   /** Pane root pids seen by the last cycle. */
   private roots = new Set<number>();
+  /** Panes that painted since their last look (from %output): a fresh stamp must not hide them. */
+  private painted = new Set<string>();
   private readonly now: () => number;
   /** Codex context gauges, read from its rollout files at the end of every cycle. */
   readonly rolloutTail = new RolloutTail(() => codexRoot(process.env));
@@ -112,6 +114,11 @@ export class Engine {
     this.opts.manifests = m;
   }
 
+  /** These panes' screens may have changed: the next cycle looks at them whatever their stamps say. */
+  markPainted(panes: readonly string[]): void {
+    for (const p of panes) this.painted.add(p);
+  }
+
   /** `recapture`: capture and fold this pane whatever its stamp's age (the broker's re-check). */
   async cycle(opts: { recapture?: string } = {}): Promise<CycleResult> {
     const { runner, fold: cfg } = this.opts;
@@ -125,6 +132,8 @@ export class Engine {
     const early = this.roots.size ? this.opts.readProcs([...this.roots]).catch(() => null) : null;
     const [listOut, lastPollOut] = await listing;
     const records = parsePaneList(listOut ?? '');
+    const painted = this.painted;
+    this.painted = new Set();
     const roots = records.map((r) => r.panePid);
     const rootsKnown = roots.every((r) => this.roots.has(r));
     this.roots = new Set(roots);
@@ -153,7 +162,8 @@ export class Engine {
 
       const fresh = prev !== null && !isInProgress(prev) && prev.stampedAt <= now && now - prev.stampedAt < cfg.freshnessMs;
       const forced = opts.recapture === rec.paneId;
-      if (!forced && (fresh || (stampede && prev))) continue;
+      const repaint = painted.has(rec.paneId);
+      if (!forced && !repaint && (fresh || (stampede && prev))) continue;
 
       procs ??= (rootsKnown && (await early)) || (await this.opts.readProcs(roots));
       const storedAnchor = Number(rec.options['@tma_title_match_pid']) || null;
@@ -196,7 +206,7 @@ export class Engine {
         continue;
       }
 
-      if (!forced && prev && canReuseStamp(prev, rec.windowActivity, id.foregroundIsAgent, cfg, now)) {
+      if (!forced && !repaint && prev && canReuseStamp(prev, rec.windowActivity, id.foregroundIsAgent, cfg, now)) {
         outcome.path = 'reused';
         continue;
       }

@@ -6,6 +6,15 @@ import type { ProtocolRow } from '../../shared/row.js';
 /** Per pane, the row and its JSON text (the text is what "changed" is judged on). */
 export type RowView = Map<string, { row: ProtocolRow; json: string }>;
 
+/**
+ * What a reader sees of a row: everything but `stamped_at_ms`, which moves every time a stamp is
+ * renewed. A renewal alone is not news; the host's heartbeats already say its rows are current,
+ * and the row carries the newer stamp time whenever something else makes it go out.
+ */
+function visibleText(row: ProtocolRow): string {
+  return JSON.stringify(row.stamped_at_ms === null ? row : { ...row, stamped_at_ms: null });
+}
+
 export interface RowDiff {
   upserts: ProtocolRow[];
   removals: string[];
@@ -13,7 +22,7 @@ export interface RowDiff {
 }
 
 export function viewOf(rows: readonly ProtocolRow[]): RowView {
-  return new Map(rows.map((row) => [row.pane, { row, json: JSON.stringify(row) }]));
+  return new Map(rows.map((row) => [row.pane, { row, json: visibleText(row) }]));
 }
 
 /** Rows whose JSON differs from the previous view, and panes that are no longer there. */

@@ -23,6 +23,8 @@ export interface ControlRunnerOptions {
   env?: Env;
   /** Deliver %output notifications (off by default: every painted byte would cross the pipe). */
   output?: boolean;
+  /** Attach to this session (`$N`); tmux reports %output only for the attached session's windows. */
+  session?: string;
   /** After a failed attach, one-shot processes are used for this long before trying again. */
   reattachIntervalMs?: number;
   attachTimeoutMs?: number;
@@ -43,7 +45,7 @@ export interface ControlRunnerEvents {
 
 export class ControlRunner extends EventEmitter<ControlRunnerEvents> implements TmuxRunner {
   readonly mode = 'control' as const;
-  private readonly opts: Required<Omit<ControlRunnerOptions, 'env'>> & { env: Env };
+  private readonly opts: Required<Omit<ControlRunnerOptions, 'env' | 'session'>> & { env: Env; session: string | null };
   private readonly oneShot: SpawnRunner;
   private conn: ControlConnection | null = null;
   private connecting: Promise<ControlConnection | null> | null = null;
@@ -57,6 +59,7 @@ export class ControlRunner extends EventEmitter<ControlRunnerEvents> implements 
       bin: opts.bin,
       env: opts.env ?? process.env,
       output: opts.output ?? false,
+      session: opts.session ?? null,
       reattachIntervalMs: opts.reattachIntervalMs ?? 1000,
       attachTimeoutMs: opts.attachTimeoutMs ?? DEFAULT_TIMEOUT_MS,
     };
@@ -115,6 +118,7 @@ export class ControlRunner extends EventEmitter<ControlRunnerEvents> implements 
     const flags = this.opts.output ? 'ignore-size' : 'ignore-size,no-output';
     // -N: a control client must never start a server (attach-session otherwise would).
     const args = [...globalArgs(this.opts.target), '-N', '-C', 'attach-session', '-f', flags];
+    if (this.opts.session !== null) args.push('-t', this.opts.session);
     try {
       const conn = await ControlConnection.open(this.opts.bin, args, this.opts.env, this.opts.attachTimeoutMs, {
         notification: (n) => this.emit('notification', n),

@@ -13,12 +13,16 @@ function fakeStore() {
   const store = {
     onChange: (cb: () => void) => (listeners.add(cb), () => listeners.delete(cb)),
     document: () => ({ schema: 1, agents: [], hosts: [], version }),
+    documentBytes: () => Buffer.from(JSON.stringify(store.document())),
+    setJournaling: () => {},
+    // Every change names a host, so a documents reader is sent the document again.
+    takeChanges: () => ({ rows: [], hosts: ['h'] }),
   };
   return { store: store as unknown as FleetStore, change: () => (version++, listeners.forEach((cb) => cb())) };
 }
 
 function sink(written: string[]): StreamSink {
-  return { kind: 'ws', write: (t) => written.push(t), keepalive: () => {}, kick: () => {}, end: () => {}, onGone: () => {} };
+  return { kind: 'ws', write: (t) => written.push(String(t)), keepalive: () => {}, caughtUp: () => true, kick: () => {}, end: () => {}, onGone: () => {} };
 }
 
 describe('stream coalescing', () => {

@@ -1,0 +1,183 @@
+// Screens seen as they change. tmux tells a control client about every pane that paints
+// (`%output %N …`), but only for windows of the session that client is attached to, so we keep
+// one output client per session. A pane that painted is looked at shortly after it goes quiet;
+// one that never stops painting (a spinner) is looked at every `maxBusyMs`; and no pane more
+// often than every `minGapMs`. The painted bytes themselves are discarded: the capture reads the
+// screen as it stands. The engine's slow poll stays the safety net for anything missed.
+
+import type { ControlNotification } from './control-parser.js';
+import { ControlRunner } from './control-runner.js';
+import type { Env, TmuxRunner } from './runner.js';
+import type { ServerTarget } from './target.js';
+
+export interface QuietEdgeOptions {
+  /** A pane is quiet this long after its last output. */
+  quietMs: number;
+  /** A pane painting without pause is still looked at this often. */
+  maxBusyMs: number;
+  /** Never two edges for one pane closer than this. */
+  minGapMs: number;
+  now?: () => number;
+}
+
+export const DEFAULT_QUIET: QuietEdgeOptions = { quietMs: 150, maxBusyMs: 1000, minGapMs: 250 };
+
+interface Active {
+  first: number;
+  last: number;
+}
+
+/**
+ * Pure timing: which panes are due a look. The caller feeds output and asks `due(now)`, then sleeps
+ * until `nextAt()`.
+ */
+export class QuietEdges {
+  private readonly active = new Map<string, Active>();
+  private readonly lastEdge = new Map<string, number>();
+
+  constructor(private readonly o: QuietEdgeOptions) {}
+
+  output(pane: string, now: number): void {
+    const a = this.active.get(pane);
+    if (a) a.last = now;
+    else this.active.set(pane, { first: now, last: now });
+  }
+
+  private dueAt(pane: string, a: Active): number {
+    const ready = Math.min(a.last + this.o.quietMs, a.first + this.o.maxBusyMs);
+    return Math.max(ready, (this.lastEdge.get(pane) ?? Number.NEGATIVE_INFINITY) + this.o.minGapMs);
+  }
+
+  /** Panes due a look now; each leaves the active set (its next output re-arms it). */
+  due(now: number): string[] {
+    const out: string[] = [];
+    for (const [pane, a] of this.active) {
+      if (this.dueAt(pane, a) > now) continue;
+      out.push(pane);
+      this.active.delete(pane);
+      this.lastEdge.set(pane, now);
+    }
+    // The gap memory only matters for panes that edged recently.
+    if (this.lastEdge.size > 4096) for (const [p, t] of this.lastEdge) if (now - t > this.o.minGapMs) this.lastEdge.delete(p);
+    return out;
+  }
+
+  /** When the next pane falls due, or null when nothing is active. */
+  nextAt(): number | null {
+    let at: number | null = null;
+    for (const [pane, a] of this.active) {
+      const d = this.dueAt(pane, a);
+      if (at === null || d < at) at = d;
+    }
+    return at;
+  }
+}
+
+/** The pane id of a `%output %N data` notification, or null for any other. */
+export function outputPane(n: ControlNotification): string | null {
+  if (n.name !== 'output') return null;
+  const sp = n.args.indexOf(' ');
+  const pane = sp < 0 ? n.args : n.args.slice(0, sp);
+  return /^%\d+$/.test(pane) ? pane : null;
+}
+
+export interface OutputWatchOptions {
+  target: ServerTarget;
+  bin: string;
+  env?: Env;
+  /** Lists the server's sessions (the engine's own client). */
+  runner: TmuxRunner;
+  /** Panes whose screens may have changed. */
+  onDue: (panes: string[]) => void;
+  timing?: QuietEdgeOptions;
+  /** How often the session list is re-read to follow new and closed sessions. */
+  rescanMs?: number;
+  log?: (line: string) => void;
+}
+
+/** One output client per session of a server, feeding quiet edges to `onDue`. */
+export class OutputWatch {
+  private readonly clients = new Map<string, ControlRunner>();
+  private readonly edges: QuietEdges;
+  private readonly now: () => number;
+  private timer: NodeJS.Timeout | null = null;
+  private timerAt = 0;
+  private rescanTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(private readonly o: OutputWatchOptions) {
+    const timing = o.timing ?? DEFAULT_QUIET;
+    this.edges = new QuietEdges(timing);
+    this.now = timing.now ?? Date.now;
+  }
+
+  async start(): Promise<void> {
+    await this.rescan();
+    this.rescanTimer = setInterval(() => void this.rescan(), this.o.rescanMs ?? 2000);
+    this.rescanTimer.unref();
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.rescanTimer) clearInterval(this.rescanTimer);
+    for (const c of this.clients.values()) c.close();
+    this.clients.clear();
+  }
+
+  /** Sessions currently watched (doctor and tests). */
+  sessions(): string[] {
+    return [...this.clients.keys()];
+  }
+
+  private async rescan(): Promise<void> {
+    if (this.closed) return;
+    let ids: string[];
+    try {
+      ids = (await this.o.runner.run(['list-sessions', '-F', '#{session_id}'])).split('\n').filter((s) => /^\$\d+$/.test(s));
+    } catch {
+      return; // the engine's cycle reports a gone server; nothing to watch meanwhile
+    }
+    if (this.closed) return;
+    const want = new Set(ids);
+    for (const [id, c] of this.clients) {
+      if (want.has(id)) continue;
+      c.close();
+      this.clients.delete(id);
+    }
+    for (const id of want) {
+      let c = this.clients.get(id);
+      if (!c) {
+        c = new ControlRunner({ target: this.o.target, bin: this.o.bin, env: this.o.env, output: true, session: id });
+        c.on('notification', (n) => {
+          const pane = outputPane(n);
+          if (pane) this.output(pane);
+        });
+        this.clients.set(id, c);
+      }
+      // A request (re)attaches a client that is not attached; it answers cheaply when it is.
+      if (!c.attached) void c.connect().catch(() => undefined);
+    }
+  }
+
+  private output(pane: string): void {
+    this.edges.output(pane, this.now());
+    this.arm();
+  }
+
+  private arm(): void {
+    if (this.closed) return;
+    const at = this.edges.nextAt();
+    if (at === null) return;
+    if (this.timer && this.timerAt <= at) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      const due = this.edges.due(this.now());
+      if (due.length) this.o.onDue(due);
+      this.arm();
+    }, Math.max(0, at - this.now()));
+    this.timer.unref();
+  }
+}

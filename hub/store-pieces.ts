@@ -1,0 +1,74 @@
+// The serialised side of the store. Each row is encoded once, when it arrives; a host keeps its
+// rows' text grouped by state rank, so the fleet document (state rank, then host, server, locator)
+// is a concatenation of per-host pieces, and a change re-sorts and re-encodes one host only.
+
+import { fleetRowObject, type FleetRow } from '../shared/fleet.js';
+import type { ProtocolRow } from '../shared/row.js';
+import { compareFleetRows } from '../shared/selectors.js';
+import { STATE_RANK } from '../shared/tokens.js';
+
+export const RANKS = 4;
+
+/** One row as held: the protocol object and its JSON up to the `stale` value. */
+export interface RowEntry {
+  readonly row: ProtocolRow;
+  readonly rank: number;
+  /** `{"pane":…,"host":…,"stale":` — the host's staleness completes it. */
+  readonly head: string;
+}
+
+export function rowEntry(row: ProtocolRow): RowEntry {
+  const text = JSON.stringify(fleetRowObject(row, false));
+  // fleetRowObject puts `stale` last, so its value is the tail `false}`.
+  return { row, rank: STATE_RANK[row.state], head: text.slice(0, -6) };
+}
+
+export const rowText = (e: RowEntry, stale: boolean): string => e.head + (stale ? 'true}' : 'false}');
+
+export function fleetRow(e: RowEntry, stale: boolean): FleetRow {
+  return { ...e.row, stale } as FleetRow;
+}
+
+/** Same text means same row: nothing a reader sees changed. */
+export const sameEntry = (a: RowEntry, b: RowEntry): boolean => a.head === b.head;
+
+/** A host's rows in fleet order, one list per state rank, with each rank's joined text. */
+export interface HostPieces {
+  byRank: RowEntry[][];
+  text: string[];
+  /** `text` encoded as UTF-8, made on first use: a full read copies bytes instead of encoding. */
+  bytes: (Buffer | null)[];
+  stale: boolean;
+}
+
+export function piecesBytes(p: HostPieces, rank: number): Buffer {
+  return (p.bytes[rank] ??= Buffer.from(p.text[rank]!, 'utf8'));
+}
+
+export function buildPieces(entries: Iterable<RowEntry>, stale: boolean): HostPieces {
+  const byRank: RowEntry[][] = Array.from({ length: RANKS }, () => []);
+  for (const e of entries) byRank[e.rank]!.push(e);
+  const text: string[] = [];
+  for (const list of byRank) {
+    list.sort((a, b) => compareFleetRows(a.row, b.row));
+    text.push(list.map((e) => rowText(e, stale)).join(','));
+  }
+  return { byRank, text, bytes: text.map(() => null), stale };
+}
+
+/** Insert into a sorted array of strings (binary search): the host order changes only here. */
+export function insertSorted(list: string[], v: string): void {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list[mid]! < v) lo = mid + 1;
+    else hi = mid;
+  }
+  if (list[lo] !== v) list.splice(lo, 0, v);
+}
+
+export function removeSorted(list: string[], v: string): void {
+  const i = list.indexOf(v);
+  if (i >= 0) list.splice(i, 1);
+}

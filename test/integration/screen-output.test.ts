@@ -1,0 +1,80 @@
+// Screens seen as they change: a collector on a long poll still publishes a screen-only change
+// (no hook) within a second or two, because the pane's %output wakes a look at it; and a static
+// screen, re-stamped by the poll, publishes nothing after its first row.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { REPO, ScratchTmux, waitFor } from '../support/scratch-tmux.js';
+import { FakeHub, type HubConn } from './fake-hub.js';
+
+let scratch: ScratchTmux | null = null;
+let hub: FakeHub | null = null;
+let child: ChildProcess | null = null;
+let dir = '';
+
+afterEach(async () => {
+  child?.kill('SIGKILL');
+  child = null;
+  await hub?.close();
+  hub = null;
+  scratch?.kill();
+  scratch = null;
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+type Frame = Record<string, unknown> & { type: string };
+const rowsIn = (f: Frame): Record<string, unknown>[] =>
+  f.type === 'delta' ? (f.upserts as Record<string, unknown>[]) : f.type === 'snapshot' ? (f.servers as { rows: Record<string, unknown>[] }[]).flatMap((s) => s.rows) : [];
+
+async function collector(name: string, interval: string): Promise<HubConn> {
+  dir = mkdtempSync(join(tmpdir(), 'tma-screen-output-'));
+  const tokenFile = join(dir, 'token');
+  writeFileSync(tokenFile, 'secret-token-1\n');
+  const env = { ...process.env, TMUX: '', TMUX_PANE: '', XDG_RUNTIME_DIR: join(dir, 'run'), XDG_CONFIG_HOME: join(dir, 'cfg') };
+  hub = await FakeHub.start({ token: 'secret-token-1', welcome: () => null });
+  child = spawn(
+    process.execPath,
+    [join(REPO, 'bin/tma.js'), 'collector', '--hub', `ws://127.0.0.1:${hub.port}`, '--token-file', tokenFile, '--socket-name', name, '--interval', interval, '--host-name', 'box'],
+    { env, stdio: ['ignore', 'ignore', 'ignore'] },
+  );
+  const h = hub;
+  await waitFor(() => h.conns[0]?.frames.some((f) => f.frame.type === 'snapshot') === true, 'first snapshot', 15_000);
+  return h.conns[0]!;
+}
+
+it('a screen-only change reaches the hub long before the next poll, though the pane was just stamped', async () => {
+  scratch = new ScratchTmux('sco');
+  const pane = scratch.start();
+  const agent = await scratch.standIn(pane, 'claude', 'claude-working.txt');
+  const conn = await collector(scratch.name, '60');
+  const stateOf = () => {
+    let s: unknown;
+    for (const f of conn.frames) for (const r of rowsIn(f.frame as Frame)) if (r.pane === pane) s = r.state;
+    return s;
+  };
+  await waitFor(() => stateOf() === 'working', 'working row', 10_000);
+  const t0 = Date.now();
+  await agent.paint('claude-permission-dialog.txt');
+  // The poll is a minute away and the stamp is seconds old: only the pane's output can wake this.
+  await waitFor(() => stateOf() === 'blocked', 'blocked row', 10_000);
+  const at = conn.frames.find((f) => rowsIn(f.frame as Frame).some((r) => r.pane === pane && r.state === 'blocked'))!.at;
+  expect(at - t0).toBeLessThan(5_000);
+});
+
+it('a static screen is published once: re-stamps alone send no deltas', async () => {
+  scratch = new ScratchTmux('scs');
+  const pane = scratch.start();
+  await scratch.standIn(pane, 'claude', 'claude-working.txt');
+  const conn = await collector(scratch.name, '0.5');
+  await waitFor(() => conn.frames.some((f) => rowsIn(f.frame as Frame).some((r) => r.pane === pane && r.state === 'working')), 'working row', 10_000);
+  const stamped = () => Number(scratch!.option(pane, '@agent_stamped_at') || 0);
+  const before = conn.frames.length;
+  const firstStamp = stamped();
+  // Long enough for the poll to renew the stamp (freshness 3 s) at least once.
+  await waitFor(() => stamped() !== firstStamp, 'stamp renewed by the poll', 15_000);
+  await new Promise((r) => setTimeout(r, 1000));
+  const later = conn.frames.slice(before).map((f) => f.frame as Frame).filter((f) => f.type === 'delta' && rowsIn(f).some((r) => r.pane === pane));
+  expect(later).toEqual([]);
+});

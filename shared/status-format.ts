@@ -64,9 +64,15 @@ export function statusPlain(c: Counts, styles: StatusStyles = {}): string {
   return `${line}\n`;
 }
 
-export function statusJson(c: Counts): string {
+/**
+ * `counts`, plus `context_max` (additive): the fullest context window among the counted rows, so a
+ * bar can warn before an agent runs out; null when no row reports one (absence, never 0).
+ */
+export function statusJson(c: Counts, rows: readonly { context?: number | null }[] = []): string {
   const counts = { working: c.working, blocked: c.blocked, idle: c.idle, unknown: c.unknown, done: c.done };
-  return `${JSON.stringify({ schema: 1, counts })}\n`;
+  let contextMax: number | null = null;
+  for (const r of rows) if (typeof r.context === 'number' && (contextMax === null || r.context > contextMax)) contextMax = r.context;
+  return `${JSON.stringify({ schema: 1, counts, context_max: contextMax })}\n`;
 }
 
 function promLabel(v: string): string {

@@ -45,7 +45,7 @@ export async function status(p: Parsed): Promise<number> {
     const doc = await agents(t, selectorQuery(p));
     const c = countRows(doc.agents);
     const out =
-      format === 'tmux' ? statusTmux(c, styles) : format === 'plain' ? statusPlain(c, styles) : format === 'json' ? statusJson(c) : statusProm(doc.agents, Date.now(), true);
+      format === 'tmux' ? statusTmux(c, styles) : format === 'plain' ? statusPlain(c, styles) : format === 'json' ? statusJson(c, doc.agents) : statusProm(doc.agents, Date.now(), true);
     process.stdout.write(out);
     return 0;
   });

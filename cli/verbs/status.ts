@@ -17,7 +17,7 @@ export async function main(p: Parsed): Promise<number> {
       const rows = await selectedRows(res, sel);
       const c = countRows(rows);
       const out =
-        format === 'tmux' ? statusTmux(c, local.config.status) : format === 'plain' ? statusPlain(c, local.config.status) : format === 'json' ? statusJson(c) : statusProm(rows, res.now);
+        format === 'tmux' ? statusTmux(c, local.config.status) : format === 'plain' ? statusPlain(c, local.config.status) : format === 'json' ? statusJson(c, rows) : statusProm(rows, res.now);
       process.stdout.write(out);
       return 0;
     } finally {

@@ -62,6 +62,8 @@ it('a Claude statusline sets the gauge; rows show it; a subagent and an overflow
 
   const row = await lsRow(pane);
   expect(row).toMatchObject({ context: 43, tokens: 85400, context_at_ms: Number(g.at), cost_usd: 1.37, quota: null });
+  const status = await tma(['-L', t.name, 'status', '--format', 'json']);
+  expect(JSON.parse(status.stdout)).toMatchObject({ schema: 1, context_max: 43 });
 
   // A subscriber's payload also carries its rate limits: the tightest window becomes the quota.
   await event(pane, 'claude', sample('claude-statusline-limits.json'));

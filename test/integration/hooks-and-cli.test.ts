@@ -120,7 +120,7 @@ it('ls --json and status --format json: exact key sets in order, from the verbs 
   expect((await tma(['-L', t.name, 'ls', '--json', '--state', 'idle'])).stdout).toBe('{"schema":1,"agents":[]}\n');
 
   const status = await tma(['-L', t.name, 'status', '--format', 'json']);
-  expect(status.stdout).toBe('{"schema":1,"counts":{"working":0,"blocked":1,"idle":0,"unknown":0,"done":0}}\n');
+  expect(status.stdout).toBe('{"schema":1,"counts":{"working":0,"blocked":1,"idle":0,"unknown":0,"done":0},"context_max":null}\n');
 });
 
 it('doctor --json: the grouped key set and every nested key set, in code order', async () => {

@@ -30,9 +30,15 @@ describe('status formats', () => {
     const text = statusJson(countRows(rows));
     expect(text.endsWith('\n')).toBe(true);
     const doc = JSON.parse(text);
-    expect(Object.keys(doc)).toEqual(['schema', 'counts']);
+    expect(Object.keys(doc)).toEqual(['schema', 'counts', 'context_max']);
     expect(Object.keys(doc.counts)).toEqual(['working', 'blocked', 'idle', 'unknown', 'done']);
     expect(doc.counts).toEqual({ working: 2, blocked: 1, idle: 1, unknown: 0, done: 1 });
+    expect(doc.context_max).toBeNull();
+  });
+
+  it('json: context_max is the fullest reported context window, absent readings ignored', () => {
+    const withContext = [{ ...row('%1', 'idle'), context: 43 }, { ...row('%2', 'working'), context: 81 }, { ...row('%3', 'idle'), context: null }];
+    expect(JSON.parse(statusJson(countRows(withContext), withContext)).context_max).toBe(81);
   });
 
   it('prom: totals for every class, then seconds in state with three decimals', () => {

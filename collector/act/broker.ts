@@ -79,6 +79,15 @@ function lockBound(action: ActionManifest): number {
   return action.kind === 'exec' && action.detach ? action.detachTimeoutMs : action.timeoutMs;
 }
 
+/**
+ * Whether a look at the screen can identify this agent's prompt. Without its manifest (an empty or
+ * broken set) it cannot: the keys then go out bound to no prompt id, and the answered mark that
+ * records no id refuses every later keys action until the pane is seen unblocked.
+ */
+function canLook(engine: Engine, agent: string | null): boolean {
+  return engine.manifests.some((m) => m.name === agent);
+}
+
 function hasContextTelemetry(engine: Engine, agent: string | null): boolean {
   return engine.manifests.some((m) => m.name === agent && m.telemetry.context !== null);
 }
@@ -159,7 +168,7 @@ function fireOnce(o: FireOptions): Promise<ActResult> {
  */
 async function answeredAlready(o: FireOptions, g: PaneFacts): Promise<{ answered: boolean; facts: PaneFacts | null }> {
   const a = parseAnswered(g.answered ?? undefined);
-  const unidentified = g.state === 'blocked' && (g.promptId ?? null) === null;
+  const unidentified = g.state === 'blocked' && (g.promptId ?? null) === null && canLook(o.engine, g.agent);
   // Even with nothing answered yet, the keys must be bound to a prompt: its id goes in the mark.
   if ((a === null || o.again) && !unidentified) return { answered: false, facts: g };
   let f: PaneFacts | null = g;
@@ -191,7 +200,7 @@ async function fireLocked(o: FireOptions): Promise<ActResult> {
   const stale = f.stampedAt === 0 || f.stampedAt > t || t - f.stampedAt >= (o.freshnessMs ?? ACT_FRESHNESS_MS);
   // A blocked keys target whose prompt is not identified yet (a hook stamped it) is looked at:
   // the answer must be bound to a prompt someone could have seen.
-  const unidentified = action.kind === 'keys' && f.state === 'blocked' && (f.promptId ?? null) === null;
+  const unidentified = action.kind === 'keys' && f.state === 'blocked' && (f.promptId ?? null) === null && canLook(o.engine, f.agent);
   if (f.stamp === null || (action.kind === 'keys' && ((!o.force && stale) || unidentified))) {
     await o.engine.cycle(unidentified ? { recapture: pane } : {});
     f = await readPaneFacts(runner, pane);

@@ -70,6 +70,8 @@ export const REMOVAL_SET = [
   '@agent_cost_usd', KEY.model, KEY.permissionRequest, '@agent_pending_tool',
   '@agent_pending_call', '@agent_pending_summary', KEY.apiEndpoint, KEY.titleMatchPid,
   KEY.regDeadSince,
+  // Ours: which prompt the pane shows and which one was answered mean nothing once the agent is gone.
+  '@tma_prompt_id', '@tma_answered',
 ] as const;
 
 /** A since further than this ahead of stamped_at is a backward clock step, not a write in flight. */

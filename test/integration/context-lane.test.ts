@@ -174,6 +174,9 @@ it('compact fires only when its gate holds: idle and at least 75%', async () => 
   // High enough, but the agent is working.
   await event(pane, 'claude', '{"version":"2.1.140","context_window":{"used_percentage":80}}');
   await claude.paint(SCREENS.claudeWorking);
+  // Detection has seen it working (a one-shot act trusts a stamp younger than the freshness window).
+  const seenBy = Date.now() + 10_000;
+  while ((await lsRow(pane)).state !== 'working' && Date.now() < seenBy) await new Promise((r) => setTimeout(r, 300));
   const busy = await act();
   expect(busy).toMatchObject({ code: 4, doc: { outcome: 'refused', reason: 'gated' } });
   expect(claude.keys()).toBe('');

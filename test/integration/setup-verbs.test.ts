@@ -118,8 +118,11 @@ it('jump --attention takes an attached client to the oldest blocked pane, and --
   await t.standIn(younger, 'claude', SCREENS.claudeBlocked);
   client = spawn('script', ['-qfc', `tmux -L ${t.name} attach -t main`, '/dev/null'], {
     env: { ...process.env, TMUX: '', TERM: 'xterm' },
-    stdio: ['pipe', 'ignore', 'ignore'],
+    stdio: ['pipe', 'pipe', 'ignore'],
   });
+  // What the client's terminal shows, so the test can see the menu open.
+  let screen = '';
+  client.stdout!.on('data', (b: Buffer) => (screen += b.toString('latin1')));
   let name = '';
   await waitFor(() => (name = t.tmux('list-clients', '-F', '#{client_name}').trim()) !== '', 'an attached client');
   const at = () => t.tmux('display-message', '-p', '-c', name, '#{pane_id}').trim();
@@ -134,8 +137,8 @@ it('jump --attention takes an attached client to the oldest blocked pane, and --
   expect((await run(['jump', '--attention', '--back'])).code).toBe(2);
   // The menu opens on the client, blocked agents first; its key 1 picks the oldest one.
   const m = run(['jump', '--menu', '--client', name]);
-  await waitFor(() => t.tmux('capture-pane', '-p', '-t', origin).length > 0 && (client!.stdin!.write(''), true), 'client', 1000).catch(() => undefined);
-  await new Promise((r) => setTimeout(r, 2500));
+  screen = '';
+  await waitFor(() => screen.includes('tma jump'), 'the menu drawn on the client', 15_000);
   client.stdin!.write('1');
   expect(await m).toMatchObject({ code: 0, stderr: '' });
   await waitFor(() => at() === older, 'the menu choice focused', 15_000);

@@ -78,7 +78,8 @@ describe('key sets', () => {
       '@agent_quota_pct', '@agent_quota_window', '@agent_quota_resets_at', '@agent_quota_at',
       '@agent_cost_usd', '@agent_pending_tool', '@agent_pending_call', '@agent_pending_summary',
     ];
-    expect([...REMOVAL_SET].sort()).toEqual([...v044, ...newer].sort());
+    const ours = ['@tma_prompt_id', '@tma_answered'];
+    expect([...REMOVAL_SET].sort()).toEqual([...v044, ...newer, ...ours].sort());
     expect(new Set(REMOVAL_SET).size).toBe(REMOVAL_SET.length);
     for (const survivor of ['@agent_action', '@tma_watch_pid', '@agent_mute_until', '@agent_ignore']) {
       expect(REMOVAL_SET).not.toContain(survivor);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { SshTarget } from '../../hub/config.js';
 import type { FleetDocument, HostStatus } from '../../shared/fleet.js';
-import { startTestHub, testConfig, type TestHub } from '../support/hub-harness.js';
+import { HB_MS, startTestHub, testConfig, type TestHub } from '../support/hub-harness.js';
 import { REPO, ScratchTmux, waitFor } from '../support/scratch-tmux.js';
 import { makeKey, startSshd, type Sshd } from '../support/sshd.js';
 
@@ -68,7 +68,10 @@ async function setup(knownHostsText: string): Promise<Setup> {
   writeFileSync(
     wrapper,
     `#!/bin/sh\necho started >> '${marker}'\necho $$ >> '${pidFile}'\n` +
-      `export TMUX= XDG_RUNTIME_DIR='${dir}/run' XDG_CONFIG_HOME='${dir}/cfg' XDG_STATE_HOME='${dir}/state'\n${tmuxTmp}` +
+      `export TMUX= XDG_RUNTIME_DIR='${dir}/run' XDG_CONFIG_HOME='${dir}/cfg' XDG_STATE_HOME='${dir}/state'\n` +
+      // The test hub beats every HB_MS and calls a link dead after three silent intervals; the
+      // collector must beat as often, or each link is cut and redialled every 600 ms.
+      `export TMA_COLLECTOR_HEARTBEAT_MS=${HB_MS}\n${tmuxTmp}` +
       `exec '${process.execPath}' '${join(REPO, 'bin/tma.js')}' collector --stdio --socket-name '${scratch.name}' --host-name build1\n`,
   );
   chmodSync(wrapper, 0o755);

@@ -81,7 +81,9 @@ async function twoHosts() {
   const laptop = await host('laptop', ['approve'], [
     row({ pane: '%3', state: 'idle', attention: true, done: true, locator: 'notes:1.0' }),
     row({ pane: '%4', agent: '<b id="injected">bold</b>', state: 'working', locator: 'web:1.0' }),
-    row({ pane: '%5', state: 'blocked', detail: 'permission', locator: 'web:2.0' }),
+    // Blocked a minute after build1's %1: the needs-you order is decided by age, not by the few
+    // milliseconds each host's measured clock offset moves an identical instant.
+    row({ pane: '%5', state: 'blocked', detail: 'permission', locator: 'web:2.0', since: T0 + 60_000, since_ms: T0 + 60_000, episode_ms: T0 + 60_000 }),
   ]);
   return { build1, laptop };
 }

@@ -14,7 +14,7 @@
 //   npm run build && node dist/bench/latency.js [N]
 
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import WebSocket, { WebSocketServer } from 'ws';
 import { startHub } from '../hub/server.js';
+import { removeScratch } from './scratch-server.js';
 
 function repoRoot(): string {
   let d = dirname(fileURLToPath(import.meta.url));
@@ -253,13 +254,7 @@ async function main(): Promise<void> {
     stopSse();
     collector.kill('SIGTERM');
     await hub.close();
-    try {
-      tmux('kill-server');
-    } catch {
-      // already gone
-    }
-    rmSync(join(process.env.TMUX_TMPDIR || '/tmp', `tmux-${process.getuid?.() ?? 0}`, name), { force: true });
-    rmSync(dir, { recursive: true, force: true });
+    removeScratch(tmux, name, dir);
   }
 }
 

@@ -7,13 +7,14 @@
 // Build, then run (not part of any test run):  npm run build && node dist/bench/screen.js [N=40]
 
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import WebSocket from 'ws';
 import { startHub } from '../hub/server.js';
+import { removeScratch } from './scratch-server.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const N = Math.ceil(Number(process.argv[2] ?? 40) / 2) * 2;
@@ -105,13 +106,7 @@ async function main(): Promise<void> {
     ws.terminate();
     collector.kill('SIGTERM');
     await hub.close();
-    try {
-      tmux('kill-server');
-    } catch {
-      // already gone
-    }
-    rmSync(join(process.env.TMUX_TMPDIR || '/tmp', `tmux-${process.getuid?.() ?? 0}`, name), { force: true });
-    rmSync(dir, { recursive: true, force: true });
+    removeScratch(tmux, name, dir);
   }
 }
 

@@ -101,7 +101,17 @@ export class ScratchTmux {
   }
 
   kill(): void {
+    // kill-server racing a departing control-mode client can leave the server running with its
+    // socket gone: end the process itself too, so no test leaves a server behind.
+    const pid = Number(spawnSync('tmux', ['-L', this.name, 'display-message', '-p', '#{pid}'], { timeout: 5000, encoding: 'utf8' }).stdout?.trim());
     spawnSync('tmux', ['-L', this.name, 'kill-server'], { timeout: 5000 });
+    if (Number.isInteger(pid) && pid > 0) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Already gone: the usual case.
+      }
+    }
     // tmux 3.3a leaves its socket file behind; a collector scanning the socket dir would see it.
     rmSync(this.socketPath(), { force: true });
     rmSync(this.dir, { recursive: true, force: true });

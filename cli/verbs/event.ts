@@ -2,12 +2,15 @@
 // never fail or print because of us.
 
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { DEFAULT_CONFIG, type Config } from '../../collector/config/config-types.js';
+import { fromEventEnabled } from '../../collector/notify/trigger.js';
 import { loadConfig } from '../../collector/config/load-config.js';
 import { applyAgentConfig } from '../../collector/core/agent-config.js';
 import { intakeContext } from '../../collector/engine/context-intake.js';
 import { intakeEvent } from '../../collector/engine/event-intake.js';
 import { loadAgentManifestsCached } from '../../collector/manifest-cache.js';
-import { openRunner } from '../../collector/tmux/runner.js';
+import { openRunner, type TmuxRunner } from '../../collector/tmux/runner.js';
 import { tmuxBin, type ServerTarget } from '../../collector/tmux/target.js';
 import { str, type Parsed } from '../args.js';
 
@@ -28,6 +31,38 @@ function readPayload(arg: string | undefined): string {
     return readFileSync(arg === '-' ? 0 : arg, 'utf8');
   } catch {
     return '';
+  }
+}
+
+/**
+ * The hook rings itself. Any failure here is swallowed: the collector's notifier is the fallback
+ * (the marker is only written right before a ring, so an episode that did not ring stays due).
+ */
+async function ringInline(
+  runner: TmuxRunner,
+  target: ServerTarget,
+  env: NodeJS.ProcessEnv,
+  o: { pane: string; agent: string; settings: Config['notify'] },
+): Promise<void> {
+  try {
+    const wake = await import('../../collector/fleet/wake.js');
+    const { fireFromEvent } = await import('../../collector/notify/event-fire.js');
+    const { HostSinks } = await import('../../collector/notify/host-sinks.js');
+    const sinks = new HostSinks({ settings: o.settings, env, detach: true });
+    await fireFromEvent({
+      runner,
+      pane: o.pane,
+      agent: o.agent,
+      settings: o.settings,
+      sinks,
+      server: wake.canonicalSocketPath(wake.socketPathOfTarget(target, env)),
+      host: hostname(),
+      now: Date.now(),
+    });
+    // Only the hand-off of the payload is waited for, never the command itself.
+    await sinks.handedOff(500);
+  } catch {
+    // Silent by contract.
   }
 }
 
@@ -52,9 +87,16 @@ export async function main(p: Parsed): Promise<number> {
     const target = hookTarget(p, env);
     const runner = await openRunner(target, { mode: 'spawn', bin: tmuxBin(env, config?.tmuxBin) });
     let wrote = false;
+    const fromEvent = fromEventEnabled(env, config?.notify.fromEvent);
+    const notify = config?.notify ?? { ...DEFAULT_CONFIG.notify };
     try {
-      const input = { runner, manifests, agent, kind, pane, payload, now: Date.now() };
-      wrote = (kind === 'context' ? await intakeContext(input) : await intakeEvent(input)).commands.length > 0;
+      const input = { runner, manifests, agent, kind, pane, payload, now: Date.now(), notify: { fromEvent, on: notify.on } };
+      if (kind === 'context') wrote = (await intakeContext(input)).commands.length > 0;
+      else {
+        const out = await intakeEvent(input);
+        wrote = out.commands.length > 0;
+        if (out.notify !== null) await ringInline(runner, target, env, { pane, agent, settings: notify });
+      }
     } finally {
       runner.close();
     }

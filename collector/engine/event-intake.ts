@@ -3,7 +3,7 @@
 
 import { summaryOf } from '../core/rollup.js';
 import { pendingUpdate, type PendingUpdate } from '../core/pending-hook.js';
-import { decideEvent, eventSession, mapEvent, permissionRequestUpdate, registerExtras, type EventDecision } from '../core/hook-event.js';
+import { decideEvent, eventSession, mapEvent, permissionRequestUpdate, registerExtras, type EventDecision, type NotifyConfig, type NotifyTrigger } from '../core/hook-event.js';
 import { chain, renderHookCompanion, renderPublish, renderRemove, renderRollups } from '../core/stamp-render.js';
 import { decodeStamp, KEY } from '../core/store-codec.js';
 import type { AgentManifest, Guard, PublishPlan, StampedState, State } from '../core/types.js';
@@ -18,12 +18,16 @@ export interface EventInput {
   pane: string;
   payload: string;
   now: number;
+  /** `[notify] from_event` and `on`; absent: the hook never rings (the collector does). */
+  notify?: NotifyConfig;
 }
 
 export interface EventOutcome {
   decision: EventDecision['kind'] | 'no-manifest' | 'no-pane';
   /** The argv that was run, for tests and debugging. */
   commands: string[][];
+  /** The trigger this event may ring, once the caller has checked the stamp stands. */
+  notify: NotifyTrigger | null;
 }
 
 function decoded(rec: PaneRecord): StampedState | null {
@@ -47,7 +51,7 @@ function rollupsWith(panes: PaneRecord[], target: PaneRecord, next: State | null
 export async function intakeEvent(input: EventInput): Promise<EventOutcome> {
   const { runner, agent, kind, pane, payload, now } = input;
   const manifest = input.manifests.find((m) => m.name === agent);
-  if (!manifest) return { decision: 'no-manifest', commands: [] };
+  if (!manifest) return { decision: 'no-manifest', commands: [], notify: null };
 
   // Every pane of the pane's session: the target's tuple plus what the rollups are made of.
   const [listOut, setpf] = await runner.runChain([
@@ -56,7 +60,7 @@ export async function intakeEvent(input: EventInput): Promise<EventOutcome> {
   ]);
   const panes = parsePaneList(listOut ?? '');
   const rec = panes.find((p) => p.paneId === pane);
-  if (!rec) return { decision: 'no-pane', commands: [] };
+  if (!rec) return { decision: 'no-pane', commands: [], notify: null };
   const stored = decoded(rec);
   const session = eventSession(payload);
   const decision = decideEvent({
@@ -64,7 +68,7 @@ export async function intakeEvent(input: EventInput): Promise<EventOutcome> {
     stored,
     eventSession: session,
     now,
-    notify: { fromEvent: false, on: [] },
+    notify: input.notify ?? { fromEvent: false, on: [] },
   });
 
   const cmds: string[][] = [];
@@ -130,7 +134,7 @@ export async function intakeEvent(input: EventInput): Promise<EventOutcome> {
   cmds.push(...pendingWrites(pane, rec.options, pendingUpdate(kind, decision.kind === 'stamp' ? decision.state : null, payload)));
 
   if (cmds.length) await runner.run(chain(cmds));
-  return { decision: decision.kind, commands: cmds };
+  return { decision: decision.kind, commands: cmds, notify: decision.kind === 'stamp' ? decision.notify : null };
 }
 
 const PENDING_KEYS = ['@agent_pending_tool', '@agent_pending_call', '@agent_pending_summary'] as const;

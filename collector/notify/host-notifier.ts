@@ -56,7 +56,7 @@ export class HostNotifier {
       const trigger = dueTrigger(o.stamp, this.o.settings.on);
       if (trigger) {
         const marker = markerFor(o.stamp, res.now);
-        if (await this.writeMarker(runner, row.pane, marker)) {
+        if (await writeEpisodeMarker(runner, row.pane, marker)) {
           await this.fire({ trigger, row, episodeMs: episodeAt(o.stamp), at: Date.now() }, runner);
         }
       }
@@ -85,23 +85,6 @@ export class HostNotifier {
     if (prior && prior.episode_ms !== ev.episode_ms) this.o.fleet(resolvedEvent(prior, f.at, f.row));
     this.o.fleet(ev);
     if (f.trigger === 'blocked') this.open.set(key, ev);
-  }
-
-  /** The episode marker, written and read back in one chain: fire only if ours is what stands. */
-  private async writeMarker(runner: TmuxRunner, pane: string, value: number): Promise<boolean> {
-    try {
-      const out = await runner.runChain(
-        [
-          ['set-option', '-p', '-t', pane, KEY.notifiedAt, String(value)],
-          ['show-options', '-pqv', '-t', pane, KEY.notifiedAt],
-        ],
-        TIMEOUT,
-      );
-      return (out[1] ?? '').trim() === String(value);
-    } catch (e) {
-      if (e instanceof TmuxError && e.kind === 'server-gone') throw e;
-      return false;
-    }
   }
 
   /** Set the context marker only if absent (a racing writer keeps its value), then read it back. */
@@ -146,6 +129,26 @@ export class HostNotifier {
       this.open.delete(key);
       this.o.fleet?.(resolvedEvent(ev, Date.now(), row));
     }
+  }
+}
+
+/**
+ * The episode marker, written and read back in one chain: fire only if ours is what stands. The
+ * collector and `tma event` both go through here, so whichever writes first owns the ring.
+ */
+export async function writeEpisodeMarker(runner: TmuxRunner, pane: string, value: number): Promise<boolean> {
+  try {
+    const out = await runner.runChain(
+      [
+        ['set-option', '-p', '-t', pane, KEY.notifiedAt, String(value)],
+        ['show-options', '-pqv', '-t', pane, KEY.notifiedAt],
+      ],
+      TIMEOUT,
+    );
+    return (out[1] ?? '').trim() === String(value);
+  } catch (e) {
+    if (e instanceof TmuxError && e.kind === 'server-gone') throw e;
+    return false;
   }
 }
 

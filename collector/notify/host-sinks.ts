@@ -29,10 +29,17 @@ export interface HostSinkOptions {
   settings: NotifySettings;
   env: NodeJS.ProcessEnv;
   log?: (line: string) => void;
+  /**
+   * A short-lived caller (`tma event` inside an agent's hook): a command is started in its own
+   * process group and let go once its stdin is written, so the hook neither waits for it nor
+   * takes it down on exit. Its exit status is then not recorded.
+   */
+  detach?: boolean;
 }
 
 export class HostSinks {
   private readonly running: ChildProcess[] = [];
+  private readonly writes: Promise<void>[] = [];
   private readonly log: (line: string) => void;
 
   constructor(private readonly o: HostSinkOptions) {
@@ -93,6 +100,7 @@ export class HostSinks {
       child = spawn('sh', ['-c', cmd], {
         env: { ...stripMirror(env), ...payloadEnv(f, includeTitle) },
         stdio: ['pipe', 'ignore', 'ignore'],
+        detached: this.o.detach === true,
       });
     } catch (e) {
       failed(`spawn failed: ${(e as Error).message}`);
@@ -113,7 +121,34 @@ export class HostSinks {
       else failed(signal ? `killed by ${signal}` : `exit ${code}`);
     });
     child.stdin?.on('error', () => undefined);
-    child.stdin?.end(`${JSON.stringify(hookPayload(f, includeTitle))}\n`);
+    const body = `${JSON.stringify(hookPayload(f, includeTitle))}\n`;
+    if (!this.o.detach) {
+      child.stdin?.end(body);
+      return;
+    }
+    this.writes.push(
+      new Promise<void>((resolve) => {
+        const letGo = () => {
+          forget();
+          child.unref();
+          resolve();
+        };
+        if (!child.stdin) return letGo();
+        child.stdin.on('error', letGo);
+        child.stdin.end(body, letGo);
+      }),
+    );
+  }
+
+  /** Detached mode: wait (at most `maxMs`) until every started command has its payload. */
+  async handedOff(maxMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const cap = new Promise<void>((r) => {
+      timer = setTimeout(r, maxMs);
+      timer.unref();
+    });
+    await Promise.race([Promise.all(this.writes), cap]);
+    clearTimeout(timer);
   }
 
   /** Commands still running (tests, shutdown). */

@@ -50,3 +50,14 @@ export function contextStep(pct: number | null, firedMarker: string | undefined,
   if (armed) return pct >= threshold ? 'fire' : 'hold';
   return pct < threshold - CONTEXT_REARM_GAP ? 'rearm' : 'hold';
 }
+
+/**
+ * Whether `tma event` rings inline: TMA_NOTIFY_FROM_EVENT, when set, decides alone (`1` on, any
+ * other value off, so a person can switch a configured host off for one shell); else
+ * `[notify] from_event`.
+ */
+export function fromEventEnabled(env: NodeJS.ProcessEnv, configured: boolean | undefined): boolean {
+  const v = env.TMA_NOTIFY_FROM_EVENT;
+  if (v !== undefined) return v === '1';
+  return configured === true;
+}

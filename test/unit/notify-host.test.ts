@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { commandFor, displayText, fleetEvent, hookPayload, logLine, oscText, payloadEnv, PAYLOAD_KEYS, resolvedEvent } from '../../collector/notify/payload.js';
-import { contextStep, dueTrigger, markerFor, triggerOf } from '../../collector/notify/trigger.js';
+import { contextStep, dueTrigger, fromEventEnabled, markerFor, triggerOf } from '../../collector/notify/trigger.js';
 import { displayEscape } from '../../collector/notify/host-sinks.js';
 import type { StampedState } from '../../collector/core/types.js';
 import { FLEET_NOTIFICATION_KEYS, notificationKey } from '../../shared/notify.js';
@@ -112,5 +112,18 @@ describe('command routing', () => {
     expect(commandFor('done', cfg, { TMA_NOTIFY_CMD: 'forced' })).toBe('forced');
     expect(commandFor('done', cfg, { TMA_NOTIFY_CMD: '' })).toBe('global');
     expect(commandFor('done', { command: null, triggerCommands: cfg.triggerCommands }, {})).toBeNull();
+  });
+});
+
+describe('fromEventEnabled: whether tma event rings inline', () => {
+  it('the environment decides when set (1 on, anything else off), else [notify] from_event', () => {
+    expect(fromEventEnabled({}, undefined)).toBe(false);
+    expect(fromEventEnabled({}, false)).toBe(false);
+    expect(fromEventEnabled({}, true)).toBe(true);
+    expect(fromEventEnabled({ TMA_NOTIFY_FROM_EVENT: '1' }, undefined)).toBe(true);
+    expect(fromEventEnabled({ TMA_NOTIFY_FROM_EVENT: '1' }, false)).toBe(true);
+    expect(fromEventEnabled({ TMA_NOTIFY_FROM_EVENT: '0' }, true)).toBe(false);
+    expect(fromEventEnabled({ TMA_NOTIFY_FROM_EVENT: 'yes' }, true)).toBe(false);
+    expect(fromEventEnabled({ TMA_NOTIFY_FROM_EVENT: '' }, true)).toBe(false);
   });
 });

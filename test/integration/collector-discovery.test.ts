@@ -10,6 +10,8 @@ let dir = '';
 let hub: FakeHub | null = null;
 let child: ChildProcess | null = null;
 const sockets: string[] = [];
+/** Server pids by socket: kill-server racing a control client can leave a server with no socket. */
+const pids: number[] = [];
 
 const tmux = (sock: string, ...args: string[]) =>
   execFileSync('tmux', ['-u', '-S', sock, '-f', '/dev/null', ...args], { encoding: 'utf8', timeout: 5000, env: { ...process.env, TMUX: '' } });
@@ -17,6 +19,7 @@ const tmux = (sock: string, ...args: string[]) =>
 function startServer(sock: string): void {
   sockets.push(sock);
   tmux(sock, 'new-session', '-d', '-s', 'main', 'sh');
+  pids.push(Number(tmux(sock, 'display-message', '-p', '#{pid}').trim()));
 }
 
 afterEach(async () => {
@@ -25,6 +28,13 @@ afterEach(async () => {
   await hub?.close();
   hub = null;
   for (const s of sockets.splice(0)) spawnSync('tmux', ['-S', s, 'kill-server'], { timeout: 5000 });
+  for (const pid of pids.splice(0)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Already gone: the usual case.
+    }
+  }
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 

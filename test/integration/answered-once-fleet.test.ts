@@ -3,7 +3,7 @@
 // collector and over ssh; and what a prompt asks stays on its host unless the host shares it.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import type { FleetDocument, FleetRow } from '../../shared/fleet.js';
 import { TOKENS, startTestHub, testConfig, type TestHub } from '../support/hub-harness.js';
 import { REPO, ScratchTmux, type StandIn } from '../support/scratch-tmux.js';
 import { SCREENS } from '../support/screens.js';
-import { startSshd, type Sshd } from '../support/sshd.js';
+import { startSshd, writeRemoteCollector, type Sshd } from '../support/sshd.js';
 
 const SECOND_PROMPT = join(REPO, 'test/integration/screens/claude-second-prompt.txt');
 const SUMMARY_1 = 'Bash command: rm -rf build/.cache';
@@ -156,14 +156,7 @@ describe('over ssh, with share_prompt on', { timeout: 120_000 }, () => {
     agent = await scratch.standIn(scratch.start(), 'claude', SCREENS.claudeBlocked);
     const knownHosts = join(dir, 'known_hosts');
     writeFileSync(knownHosts, `${sshd.knownHostsLine}\n`);
-    const wrapper = join(dir, 'remote-collector.sh');
-    const tmuxTmp = process.env.TMUX_TMPDIR ? `export TMUX_TMPDIR='${process.env.TMUX_TMPDIR}'\n` : '';
-    writeFileSync(
-      wrapper,
-      `#!/bin/sh\nexport TMUX= XDG_RUNTIME_DIR='${dir}/run' XDG_CONFIG_HOME='${dir}/cfg' XDG_STATE_HOME='${dir}/state' TMA_COLLECTOR_HEARTBEAT_MS=200\n${tmuxTmp}` +
-        `exec '${process.execPath}' '${join(REPO, 'bin/tma.js')}' collector --stdio --socket-name '${scratch.name}' --interval 0.3 --host-name build1\n`,
-    );
-    chmodSync(wrapper, 0o755);
+    const wrapper = writeRemoteCollector(dir, scratch.name, 200);
     hub = await startTestHub({
       heartbeatMs: 500,
       actTimeoutMs: 20_000,

@@ -4,7 +4,7 @@
 // a restarted collector and a restarted hub from ever firing twice.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ import type { FrameLink } from '../../shared/link.js';
 import { TOKENS, startTestHub, testConfig, type TestHub } from '../support/hub-harness.js';
 import { REPO, ScratchTmux, tma, waitFor, type CliResult, type StandIn } from '../support/scratch-tmux.js';
 import { SCREENS } from '../support/screens.js';
-import { startSshd, type Sshd } from '../support/sshd.js';
+import { startSshd, writeRemoteCollector, type Sshd } from '../support/sshd.js';
 
 const HUB_HB_MS = 500;
 const BLOCKED_TITLE = 'Clear the build cache';
@@ -324,14 +324,7 @@ describe('over the ssh transport', () => {
     const knownHosts = join(dir, 'known_hosts');
     writeFileSync(knownHosts, `${sshd.knownHostsLine}\n`);
     // What the hub runs on the far side: the collector, with this test's private state dirs.
-    const wrapper = join(dir, 'remote-collector.sh');
-    const tmuxTmp = process.env.TMUX_TMPDIR ? `export TMUX_TMPDIR='${process.env.TMUX_TMPDIR}'\n` : '';
-    writeFileSync(
-      wrapper,
-      `#!/bin/sh\nexport TMUX= XDG_RUNTIME_DIR='${dir}/run' XDG_CONFIG_HOME='${dir}/cfg' XDG_STATE_HOME='${dir}/state' TMA_COLLECTOR_HEARTBEAT_MS=200\n${tmuxTmp}` +
-        `exec '${process.execPath}' '${join(REPO, 'bin/tma.js')}' collector --stdio --socket-name '${scratch.name}' --interval 0.3 --host-name build1\n`,
-    );
-    chmodSync(wrapper, 0o755);
+    const wrapper = writeRemoteCollector(dir, scratch.name, 200);
     hub = await startTestHub({
       heartbeatMs: HUB_HB_MS,
       actTimeoutMs: 5000,

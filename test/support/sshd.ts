@@ -7,11 +7,12 @@
 //          trusting sshd.knownHostsLine … } finally { sshd.stop(); }
 
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './ports.js';
+import { REPO } from './scratch-tmux.js';
 
 const SSHD = '/usr/sbin/sshd';
 
@@ -188,4 +189,20 @@ export async function startSshd(): Promise<Sshd> {
     stop();
     throw e;
   }
+}
+
+/**
+ * The script a test hub runs over ssh: this repository's collector on `--stdio` for one scratch
+ * tmux server, with the test's private state dirs and a heartbeat as fast as the test hub's.
+ */
+export function writeRemoteCollector(dir: string, socketName: string, heartbeatMs: number): string {
+  const wrapper = join(dir, 'remote-collector.sh');
+  const tmuxTmp = process.env.TMUX_TMPDIR ? `export TMUX_TMPDIR='${process.env.TMUX_TMPDIR}'\n` : '';
+  writeFileSync(
+    wrapper,
+    `#!/bin/sh\nexport TMUX= XDG_RUNTIME_DIR='${dir}/run' XDG_CONFIG_HOME='${dir}/cfg' XDG_STATE_HOME='${dir}/state' TMA_COLLECTOR_HEARTBEAT_MS=${heartbeatMs}\n${tmuxTmp}` +
+      `exec '${process.execPath}' '${join(REPO, 'bin/tma.js')}' collector --stdio --socket-name '${socketName}' --interval 0.3 --host-name build1\n`,
+  );
+  chmodSync(wrapper, 0o755);
+  return wrapper;
 }

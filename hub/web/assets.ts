@@ -20,6 +20,7 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/web/page.css': { file: 'page.css', type: 'text/css; charset=utf-8' },
   '/web/page.js': { file: 'page.js', type: 'text/javascript; charset=utf-8' },
   '/web/feed.js': { file: 'feed.js', type: 'text/javascript; charset=utf-8' },
+  '/web/changes.js': { file: 'changes.js', type: 'text/javascript; charset=utf-8' },
   '/web/view.js': { file: 'view.js', type: 'text/javascript; charset=utf-8' },
   '/web/format.js': { file: 'format.js', type: 'text/javascript; charset=utf-8' },
   '/web/order.js': { file: 'order.js', type: 'text/javascript; charset=utf-8' },

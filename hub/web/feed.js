@@ -1,9 +1,13 @@
 // Keeps the page fed with fleet documents. The live stream is Server-Sent Events read through
-// fetch, because EventSource cannot send an Authorization header. While the stream is down the
-// page polls the plain document every POLL_MS and retries the stream with capped exponential
-// backoff and full jitter, so a restarted hub is not hit by every open page in the same instant.
+// fetch, because EventSource cannot send an Authorization header. It asks for `mode=changes`: one
+// full document, then only what moved, applied to a local mirror (changes.js) that hands the page
+// whole documents as before; each (re)connect starts again from a fresh document. While the stream
+// is down the page polls the plain document every POLL_MS and retries the stream with capped
+// exponential backoff and full jitter, so a restarted hub is not hit by every open page in the
+// same instant.
 
 import { sseEvents } from './format.js';
+import { FleetMirror } from './changes.js';
 
 const POLL_MS = 2000;
 const RETRY_BASE_MS = 1000;
@@ -90,7 +94,7 @@ export function startFeed(token, on) {
     };
     try {
       arm();
-      const res = await fetch('/v1/subscribe', {
+      const res = await fetch('/v1/subscribe?mode=changes', {
         headers: { ...headers, accept: 'text/event-stream' },
         cache: 'no-store',
         signal: ctl.signal,
@@ -99,6 +103,7 @@ export function startFeed(token, on) {
       if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
       noteClock(res);
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      const mirror = new FleetMirror();
       let tail = '';
       for (;;) {
         const { value, done } = await reader.read();
@@ -107,15 +112,16 @@ export function startFeed(token, on) {
         const { events, rest } = sseEvents(tail + value);
         tail = rest;
         for (const data of events) {
-          const doc = JSON.parse(data);
+          const msg = JSON.parse(data);
           if (stopped) return;
-          if (Array.isArray(doc.agents)) {
-            // Only a document proves the stream works; then the fallback can go.
-            attempt = 0;
-            stopPolling();
-            on.document(doc);
-            on.mode('live');
-          }
+          const doc = mirror.apply(msg);
+          if (!doc) continue;
+          // Only a document proves the stream works (a changes line needs one before it on this
+          // connection); then the fallback can go.
+          attempt = 0;
+          stopPolling();
+          on.document(doc);
+          on.mode('live');
         }
       }
     } catch {

@@ -12,6 +12,8 @@ import { EPOCH_A, FakeCollector, SERVER, protoRow, until } from '../support/hub-
 import { TOKENS, startTestHub, type TestHub } from '../support/hub-harness.js';
 
 const CHROMIUM = '/usr/bin/chromium';
+/** The page's stream request, whatever its query (it asks for `?mode=changes`). */
+const STREAM = /\/v1\/subscribe(\?|$)/;
 /** Set to a folder to keep the screenshots for a look; by default they go with the temp dir. */
 const SHOTS = process.env.TMA_WEB_SHOTS;
 /** Four minutes ago on this machine, which is both the hub's and the fake hosts' clock. */
@@ -118,7 +120,7 @@ describe('web page: serving', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
     expect(await res.text()).toContain('/web/page.js');
-    for (const asset of ['page.js', 'feed.js', 'view.js', 'format.js', 'order.js', 'confirm.js', 'attention.js', 'page.css']) {
+    for (const asset of ['page.js', 'feed.js', 'changes.js', 'view.js', 'format.js', 'order.js', 'confirm.js', 'attention.js', 'page.css']) {
       const a = await fetch(`${hub.url}/web/${asset}`);
       expect(a.status, asset).toBe(200);
     }
@@ -331,6 +333,61 @@ describe('web page: filters and keyboard', () => {
   });
 });
 
+describe('web page: the changes stream', () => {
+  it('reads mode=changes and stays the hub\'s fleet through upserts, removals, a new pane and a host leaving', async () => {
+    const { build1, laptop } = await twoHosts();
+    context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+    const page = await context.newPage();
+    const streamUrl = page.waitForRequest((r) => r.url().includes('/v1/subscribe'));
+    await page.goto(`${hub.url}/#token=${TOKENS.operator}`);
+    expect(new URL((await streamUrl).url()).searchParams.get('mode')).toBe('changes');
+    await expect.poll(() => page.locator('#mode').getAttribute('data-mode')).toBe('live');
+    expect(hub.logLines.some((l) => l.includes('"msg":"subscriber joined"') && l.includes('"mode":"changes"'))).toBe(true);
+    await expect.poll(() => panesOf(page, 'laptop')).toEqual(['%5', '%4', '%3']);
+
+    /** Every row the page shows, host by host, against the hub's own document in fleet order. */
+    const shown = () =>
+      page.locator('#hosts .agent-row').evaluateAll((rs) => rs.map((r) => `${r.getAttribute('data-host')}/${r.getAttribute('data-pane')}/${r.getAttribute('data-class')}`));
+    const hubs = async () => {
+      const doc = (await (await hub.get('/v1/agents')).json()) as { agents: { host: string; pane: string; state: string; attention: boolean }[] };
+      const cls = (a: { state: string; attention: boolean }) => (a.state === 'idle' && a.attention ? 'done' : a.state);
+      const hostNames = [...new Set(doc.agents.map((a) => a.host))].sort();
+      return hostNames.flatMap((h) => doc.agents.filter((a) => a.host === h).map((a) => `${a.host}/${a.pane}/${cls(a)}`));
+    };
+
+    // An upsert that moves a row up, and a pane that appears.
+    laptop.delta(2, [
+      row({ pane: '%4', agent: 'codex', state: 'blocked', detail: 'permission', locator: 'web:1.0', since: T0 + 120_000, since_ms: T0 + 120_000, episode_ms: T0 + 120_000 }),
+      row({ pane: '%6', state: 'idle', locator: 'a:1.0' }),
+    ]);
+    await expect.poll(() => panesOf(page, 'laptop')).toEqual(['%4', '%5', '%6', '%3']);
+    expect(await needsList(page)).toEqual(['build1/%1', 'laptop/%5', 'laptop/%4', 'laptop/%3']);
+    expect(await shown()).toEqual(await hubs());
+
+    // A removal, and a change on the other host in the same breath.
+    laptop.delta(3, [], ['%5']);
+    build1.delta(2, [row({ pane: '%2', agent: 'codex', state: 'idle', attention: true, done: true, locator: 'dev:2.0' })]);
+    await expect.poll(() => panesOf(page, 'laptop')).toEqual(['%4', '%6', '%3']);
+    await expect.poll(() => rowOf(page, 'build1', '%2').getAttribute('data-class')).toBe('done');
+    expect(await counts(page)).toEqual({ blocked: 2, working: 0, done: 2, idle: 1, unknown: 0 });
+    expect(await shown()).toEqual(await hubs());
+
+    // The laptop's link closes (a host status change), then an operator forgets it: its section
+    // and rows go, and build1 is untouched.
+    laptop.ws.close();
+    await expect.poll(() => section(page, 'laptop').locator('.host-status').textContent()).toMatch(/^stale/);
+    await expect
+      .poll(async () => (await fetch(`${hub.url}/v1/hosts/laptop`, { method: 'DELETE', headers: { authorization: `Bearer ${TOKENS.operator}` } })).status)
+      .toBe(200);
+    await expect.poll(() => section(page, 'laptop').count()).toBe(0);
+    expect(await needsList(page)).toEqual(['build1/%1', 'build1/%2']);
+    expect(await panesOf(page, 'build1')).toEqual(['%1', '%2']);
+    expect(await shown()).toEqual(await hubs());
+    // It never fell back to polling on the way.
+    expect(await page.locator('#mode').getAttribute('data-mode')).toBe('live');
+  });
+});
+
 describe('web page: other readers', () => {
   it('shows a viewer every row but no action buttons', async () => {
     await twoHosts();
@@ -367,13 +424,13 @@ describe('web page: other readers', () => {
     const { build1 } = await twoHosts();
     context = await browser.newContext();
     const page = await context.newPage();
-    await page.route('**/v1/subscribe', (r) => r.abort());
+    await page.route(STREAM, (r) => r.abort());
     await page.goto(`${hub.url}/#token=${TOKENS.viewer}`);
     await expect.poll(() => panesOf(page, 'build1')).toEqual(['%1', '%2']);
     await expect.poll(() => page.locator('#mode').getAttribute('data-mode')).toBe('polling');
     build1.delta(2, [row({ pane: '%2', agent: 'codex', state: 'idle', locator: 'dev:2.0' })]);
     await expect.poll(() => rowOf(page, 'build1', '%2').getAttribute('data-class'), { timeout: 6000 }).toBe('idle');
-    await page.unroute('**/v1/subscribe');
+    await page.unroute(STREAM);
     await expect.poll(() => page.locator('#mode').getAttribute('data-mode'), { timeout: 20_000 }).toBe('live');
   });
 
@@ -386,7 +443,7 @@ describe('web page: other readers', () => {
     });
     context = await browser.newContext();
     const page = await context.newPage();
-    await page.route('**/v1/subscribe', (r) => r.fulfill({ status: 200, contentType: 'text/event-stream', body: `data: ${doc}\n\n` }));
+    await page.route(STREAM, (r) => r.fulfill({ status: 200, contentType: 'text/event-stream', body: `data: ${doc}\n\n` }));
     await page.route('**/v1/agents', (r) => r.fulfill({ status: 200, contentType: 'application/json', body: doc }));
     await page.goto(`${hub.url}/#token=${TOKENS.viewer}`);
     await expect.poll(() => panesOf(page, 'build1')).toEqual(['%9']);

@@ -1,9 +1,10 @@
 // Screens seen as they change. tmux tells a control client about every pane that paints
 // (`%output %N …`), but only for windows of the session that client is attached to, so we keep
 // one output client per session. A pane that painted is looked at shortly after it goes quiet;
-// one that never stops painting (a spinner) is looked at every `maxBusyMs`; and no pane more
-// often than every `minGapMs`. The painted bytes themselves are discarded: the capture reads the
-// screen as it stands. The engine's slow poll stays the safety net for anything missed.
+// one that starts painting and does not stop (a spinner after a prompt was answered) gets its
+// first look `firstBusyMs` into the burst and then one every `maxBusyMs`; and no pane is looked
+// at more often than every `minGapMs`. The painted bytes themselves are discarded: the capture
+// reads the screen as it stands. The engine's slow poll stays the safety net for anything missed.
 
 import type { ControlNotification } from './control-parser.js';
 import { ControlRunner } from './control-runner.js';
@@ -15,16 +16,28 @@ export interface QuietEdgeOptions {
   quietMs: number;
   /** A pane painting without pause is still looked at this often. */
   maxBusyMs: number;
+  /**
+   * The first look into a burst that does not go quiet comes this soon (default `maxBusyMs`);
+   * later looks at a pane that kept painting through its last one come every `maxBusyMs`.
+   */
+  firstBusyMs?: number;
   /** Never two edges for one pane closer than this. */
   minGapMs: number;
   now?: () => number;
 }
 
-export const DEFAULT_QUIET: QuietEdgeOptions = { quietMs: 150, maxBusyMs: 1000, minGapMs: 250 };
+/**
+ * 150 ms without output: an agent's change (a few frames, tens of milliseconds apart) has settled,
+ * and a spinner ticking faster than that counts as one long burst (a look a second), not a quiet
+ * look after every tick. A burst that never settles is first looked at after 300 ms.
+ */
+export const DEFAULT_QUIET: QuietEdgeOptions = { quietMs: 150, maxBusyMs: 1000, firstBusyMs: 300, minGapMs: 250 };
 
 interface Active {
   first: number;
   last: number;
+  /** This burst carries on one that was still painting at its last look. */
+  continued: boolean;
 }
 
 /**
@@ -34,17 +47,28 @@ interface Active {
 export class QuietEdges {
   private readonly active = new Map<string, Active>();
   private readonly lastEdge = new Map<string, number>();
+  /** Panes whose last look came while they were still painting, and when. */
+  private readonly busyEdge = new Map<string, number>();
 
   constructor(private readonly o: QuietEdgeOptions) {}
 
   output(pane: string, now: number): void {
     const a = this.active.get(pane);
-    if (a) a.last = now;
-    else this.active.set(pane, { first: now, last: now });
+    if (a) {
+      a.last = now;
+      return;
+    }
+    const busy = this.busyEdge.get(pane);
+    this.busyEdge.delete(pane);
+    this.active.set(pane, { first: now, last: now, continued: busy !== undefined && now - busy < this.o.quietMs });
+  }
+
+  private busyLimit(a: Active): number {
+    return a.continued ? this.o.maxBusyMs : Math.min(this.o.firstBusyMs ?? this.o.maxBusyMs, this.o.maxBusyMs);
   }
 
   private dueAt(pane: string, a: Active): number {
-    const ready = Math.min(a.last + this.o.quietMs, a.first + this.o.maxBusyMs);
+    const ready = Math.min(a.last + this.o.quietMs, a.first + this.busyLimit(a));
     return Math.max(ready, (this.lastEdge.get(pane) ?? Number.NEGATIVE_INFINITY) + this.o.minGapMs);
   }
 
@@ -56,9 +80,12 @@ export class QuietEdges {
       out.push(pane);
       this.active.delete(pane);
       this.lastEdge.set(pane, now);
+      // Looked at before it went quiet: if it paints on, it is one long burst, not a new one.
+      if (now < a.last + this.o.quietMs) this.busyEdge.set(pane, now);
     }
     // The gap memory only matters for panes that edged recently.
     if (this.lastEdge.size > 4096) for (const [p, t] of this.lastEdge) if (now - t > this.o.minGapMs) this.lastEdge.delete(p);
+    if (this.busyEdge.size > 4096) for (const [p, t] of this.busyEdge) if (now - t > this.o.quietMs) this.busyEdge.delete(p);
     return out;
   }
 

@@ -25,6 +25,32 @@ describe('quiet edges from %output', () => {
     expect(looks).toEqual([1000, 2050]);
   });
 
+  it('a burst that never settles is first looked at firstBusyMs in, then every maxBusyMs', () => {
+    const q = new QuietEdges({ ...T, firstBusyMs: 300 });
+    const looks: number[] = [];
+    const paint = (from: number, to: number) => {
+      for (let t = from; t <= to; t += 50) {
+        q.output('%2', t);
+        if (q.due(t).length) looks.push(t);
+      }
+    };
+    paint(0, 3000);
+    expect(looks).toEqual([300, 1350, 2400]);
+    // It settles (one quiet look), then starts painting again: a new burst, looked at early again.
+    expect(q.due(3150)).toEqual(['%2']);
+    looks.length = 0;
+    paint(4000, 5000);
+    expect(looks).toEqual([4300]);
+  });
+
+  it('without firstBusyMs a burst waits maxBusyMs, as before', () => {
+    const q = new QuietEdges(T);
+    for (let t = 0; t <= 900; t += 50) {
+      q.output('%4', t);
+      expect(q.due(t)).toEqual([]);
+    }
+  });
+
   it('never two looks at one pane closer than minGapMs', () => {
     const q = new QuietEdges(T);
     q.output('%3', 0);

@@ -6,11 +6,12 @@
 //
 // Build, then run (not part of any test run):  npm run build && node dist/bench/screen.js [N=40]
 
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { pino } from 'pino';
 import WebSocket from 'ws';
 import { startHub } from '../hub/server.js';
@@ -23,6 +24,12 @@ const dir = mkdtempSync(join(tmpdir(), 'tma-bench-screen-'));
 const name = `tma-bench-screen-${process.pid}`;
 const env = { ...process.env, TMUX: '', TMUX_PANE: '', XDG_RUNTIME_DIR: join(dir, 'run'), XDG_CONFIG_HOME: join(dir, 'cfg') };
 const tmux = (...a: string[]) => execFileSync('tmux', ['-u', '-L', name, '-f', '/dev/null', ...a], { encoding: 'utf8', env });
+const tmuxAsync = async (...a: string[]) => (await promisify(execFile)('tmux', ['-u', '-L', name, '-f', '/dev/null', ...a], { encoding: 'utf8', env })).stdout;
+/** CPU milliseconds a process has used so far (user + system), from /proc. */
+const cpuMs = (pid: number) => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const fmt = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(0)} ms  p90 ${pct(xs, 90).toFixed(0)} ms  p99 ${pct(xs, 99).toFixed(0)} ms  max ${Math.max(...xs).toFixed(0)} ms  (n=${xs.length})`;
@@ -65,6 +72,7 @@ async function main(): Promise<void> {
     { env, stdio: ['ignore', 'ignore', 'inherit'] },
   );
   const edges: { at: number; to: string }[] = [];
+  let spinner: NodeJS.Timeout | null = null;
   let deltas = 0;
   hub.store.onChange(() => deltas++);
   const ws = new WebSocket(`${hub.url.replace(/^http/, 'ws')}/v1/subscribe?events=1`, { headers: { authorization: 'Bearer screen-viewer-token' } });
@@ -78,31 +86,59 @@ async function main(): Promise<void> {
     const d0 = deltas;
     await sleep(10_000);
     const staticDeltas = deltas - d0;
-    const toEdge: Record<string, number[]> = { blocked: [], working: [] };
-    const floor: number[] = [];
-    for (let i = 0; i < N; i++) {
-      const to = i % 2 === 0 ? 'blocked' : 'working';
-      const seen = edges.length;
-      const marker = lastLine(screens[to]);
-      await sleep(300 + Math.random() * 700); // isolated changes, at random phase to the poll
-      const t0 = performance.now();
-      writeFileSync(control, screens[to]);
-      let shown: number | null = null;
-      await until(() => {
-        if (shown === null && tmux('capture-pane', '-p', '-t', pane).includes(marker)) shown = performance.now();
-        return shown !== null && edges.slice(seen).some((e) => e.to === to);
-      }, 15_000, `edge to ${to}`);
-      floor.push(shown! - t0);
-      toEdge[to]!.push(edges.slice(seen).find((e) => e.to === to)!.at - t0);
+    // The stand-in repaints whenever the control file names another file: two frames of the
+    // working screen that differ only in the spinner glyph make it animate.
+    const spin = [join(dir, 'spin-a.txt'), join(dir, 'spin-b.txt')];
+    const working = readFileSync(screens.working, 'utf8');
+    writeFileSync(spin[0]!, working);
+    writeFileSync(spin[1]!, working.replace('\u2722', '\u2736'));
+    const show = (to: 'blocked' | 'working', animate: boolean) => {
+      if (spinner) clearInterval(spinner);
+      spinner = null;
+      if (to === 'blocked' || !animate) return writeFileSync(control, screens[to]);
+      let k = 0;
+      writeFileSync(control, spin[0]!);
+      spinner = setInterval(() => writeFileSync(control, spin[++k % 2]!), 80);
+    };
+    const round = async (n: number, animate: boolean) => {
+      const toEdge: Record<string, number[]> = { blocked: [], working: [] };
+      const floor: number[] = [];
+      const cpu0 = cpuMs(collector.pid!);
+      for (let i = 0; i < n; i++) {
+        const to = i % 2 === 0 ? 'blocked' : 'working';
+        const seen = edges.length;
+        const marker = lastLine(screens[to]);
+        await sleep(300 + Math.random() * 700); // isolated changes, at random phase to the poll
+        const t0 = performance.now();
+        show(to, animate);
+        let shown: number | null = null;
+        const end = Date.now() + 15_000;
+        while (shown === null || !edges.slice(seen).some((e) => e.to === to)) {
+          if (Date.now() > end) throw new Error(`timed out waiting for the edge to ${to}`);
+          if (shown === null && (await tmuxAsync('capture-pane', '-p', '-t', pane)).includes(marker)) shown = performance.now();
+          else await sleep(2);
+        }
+        floor.push(shown - t0);
+        toEdge[to]!.push(edges.slice(seen).find((e) => e.to === to)!.at - t0);
+      }
+      const cpu = cpuMs(collector.pid!) - cpu0;
+      show('blocked', false);
+      return { toEdge, floor, cpu };
+    };
+    const still = await round(N, false);
+    const busy = await round(N, true);
+    console.log(`screen bench: ${N} screen-only changes per round, collector polling every 60 s; the machine is shared and loaded`);
+    for (const [label, r] of [['still working screen', still], ['spinner on the working screen (repaint every 80 ms)', busy]] as const) {
+      console.log(`${label}:`);
+      console.log(`  screen change → edge at a subscriber (all):   ${fmt([...r.toEdge.blocked!, ...r.toEdge.working!])}`);
+      console.log(`    working → blocked:                           ${fmt(r.toEdge.blocked!)}`);
+      console.log(`    blocked → working:                           ${fmt(r.toEdge.working!)}`);
+      console.log(`  baseline: screen change → tmux shows it:      ${fmt(r.floor)}`);
+      console.log(`  collector CPU:                                ${(r.cpu / N).toFixed(1)} ms per change (${r.cpu.toFixed(0)} ms in the round)`);
     }
-    const all = [...toEdge.blocked!, ...toEdge.working!];
-    console.log(`screen bench: ${N} screen-only changes, collector polling every 60 s; the machine is shared and loaded`);
-    console.log(`screen change → edge at a subscriber (all):     ${fmt(all)}`);
-    console.log(`  working → blocked:                             ${fmt(toEdge.blocked!)}`);
-    console.log(`  blocked → working:                             ${fmt(toEdge.working!)}`);
-    console.log(`baseline: screen change → tmux shows it:        ${fmt(floor)}`);
     console.log(`static screen: hub store changes in 10 s:       ${staticDeltas}`);
   } finally {
+    if (spinner) clearInterval(spinner);
     ws.terminate();
     collector.kill('SIGTERM');
     await hub.close();

@@ -23,7 +23,10 @@ export const VERBS: Record<string, OptSpec> = {
   mute: { pane: { kind: 'value' }, ...sel, for: { kind: 'value' }, clear: { kind: 'bool' } },
   supervise: { pane: { kind: 'value' }, name: { kind: 'value' }, nonce: { kind: 'value' }, 'timeout-ms': { kind: 'value' } },
   collector: { stdio: { kind: 'bool' }, 'host-name': { kind: 'value' }, interval: { kind: 'value' } },
-  hub: { listen: { kind: 'value' }, 'no-local': { kind: 'bool' } },
+  hub: {
+    listen: { kind: 'value' }, 'no-local': { kind: 'bool' },
+    host: { kind: 'value' }, client: { kind: 'value' }, role: { kind: 'value' }, dir: { kind: 'value' }, force: { kind: 'bool' },
+  },
   forget: {},
   debug: { trigger: { kind: 'value' } },
   wait: {
@@ -161,7 +164,7 @@ function quietOnBrokenPipe(): void {
 }
 
 /** Verbs that take flags only; a stray word is a usage error rather than silently ignored. */
-const NO_POSITIONALS = new Set(['version', 'ls', 'status', 'doctor', 'mute', 'collector', 'hub', 'wait', 'subscribe', 'install-keys', 'init', 'jump']);
+const NO_POSITIONALS = new Set(['version', 'ls', 'status', 'doctor', 'mute', 'collector', 'wait', 'subscribe', 'install-keys', 'init', 'jump']);
 
 async function withSuggestion(message: string): Promise<string> {
   const m = /^unknown command "(.*)"$/.exec(message);

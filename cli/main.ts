@@ -63,6 +63,8 @@ commands:
   hub [--listen ADDR:PORT] [--config hub.toml] [--no-local]
                                           serve the fleet (default 127.0.0.1:7480), with this
                                           machine's own agents unless --no-local
+  hub token --host NAME | --client NAME --role viewer|operator [--dir DIR] [--force]
+                                          mint a 0600 token file and print its hub.toml entry
 
 fleet: --hub URL (or TMA_HUB) with --token-file F (or TMA_HUB_TOKEN, a token or @path) runs
   ls, status, wait, subscribe and act against a hub, over every host; --host NAME selects one;

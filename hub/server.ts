@@ -384,7 +384,8 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
       closeClientStreams: (name, reason) => endAll(clientStreams, name, (end) => end(reason)),
       closeHostLinks: (host, reason) => endAll(hostLinks, host, (s) => s.close(reason)),
       declareHost: (host, transport) => store.declare(host, transport),
-      dialSsh: dialTarget,
+      // A reload still settling when the hub closes must not start a dialer nobody stops.
+      dialSsh: (target) => void (closed === null && dialTarget(target)),
       stopSsh: async (name, reason) => {
         const d = sshDialers.get(name);
         sshDialers.delete(name);

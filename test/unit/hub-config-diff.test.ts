@@ -80,3 +80,9 @@ describe('diffHubConfig', () => {
     expect(diffSummary(d)).toBe('reload: ssh: ~gpu1, notify sinks replaced, listen, stale_after_secs changed (takes effect on restart)');
   });
 });
+
+describe('a hub.toml that does not load', () => {
+  it('names the file and the line of a TOML error', () => {
+    expect(() => parse('[[client]]\nname = "a"\nrole = [\n')).toThrow(/^\/etc\/tma\/hub\.toml: not valid TOML: .* \(line \d+\)$/);
+  });
+});

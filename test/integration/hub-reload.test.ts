@@ -136,6 +136,14 @@ it('SIGHUP applies hub.toml changes without touching the links they leave alone;
     sub.once('message', () => r());
     sub.once('error', j);
   });
+  // The same client's Server-Sent Events stream, read to its end.
+  const sse = await fetch(`http://127.0.0.1:${port}/v1/subscribe`, { headers: { authorization: `Bearer ${VIEWER}`, accept: 'text/event-stream' } });
+  expect(sse.status).toBe(200);
+  const sseEnded = (async () => {
+    const reader = sse.body!.getReader();
+    while (!(await reader.read()).done);
+    return true;
+  })().catch(() => true);
 
   // Tokens minted by the CLI: 0600 files, and output that is hub.toml as it stands.
   const mintedClient = await tma(['hub', 'token', '--client', 'ops', '--role', 'operator', '--dir', tokens]);
@@ -175,11 +183,12 @@ it('SIGHUP applies hub.toml changes without touching the links they leave alone;
   const closed = await subClosed;
   expect(closed.code).toBe(1008);
   expect(closed.reason).toMatch(/client vic was removed/);
+  expect(await sseEnded).toBe(true);
   // hostA's link is cut with the reason, and its reconnect is refused.
   await waitFor(() => /token for host hostA was removed by a reload/.test(a.out()), `hostA told why: ${a.out()}`, 15_000);
   await waitFor(() => /hub refused this collector \(refused by the hub \(HTTP 401/.test(a.out()), `hostA refused: ${a.out()}`, 20_000);
   // The minted host token works for a collector that uses the printed command's file.
-  collector(port, 'hostC', join(tokens, 'hostC'));
+  const c = collector(port, 'hostC', join(tokens, 'hostC'));
   const hs = await hostsUntil(port, ops, (h) => up(h, 'hostC') && up(h, 'gpu2'), 'hostC and gpu2 up', hub.out);
   expect(hs.find((h) => h.host === 'gpu2')).toMatchObject({ transport: 'ssh', reachable: true });
   expect(hs.find((h) => h.host === 'hostA')).toMatchObject({ reachable: false });
@@ -198,17 +207,28 @@ it('SIGHUP applies hub.toml changes without touching the links they leave alone;
   await waitFor(() => /reload failed, keeping the running config: .*hub\.toml: client\[1\]\.role/.test(hub.out()), `the schema failure line: ${hub.out().slice(-1500)}`, 15_000);
   expect((await get(port, 'tok-x-1')).status).toBe(401);
 
-  // ---- reload 3: -gpu2 ends its link and the remote collector ----------------------------------------
+  // ---- reload 3: hostC's token rotated (--force), -gpu2 ends its link and the remote collector --------
+  const hostCFile = join(tokens, 'hostC');
+  const oldC = readFileSync(hostCFile, 'utf8');
+  chmodSync(hostCFile, 0o644);
+  const rotated = await tma(['hub', 'token', '--host', 'hostC', '--dir', tokens, '--force']);
+  expect(rotated.code).toBe(0);
+  expect(readFileSync(hostCFile, 'utf8')).not.toBe(oldC);
+  expect(statSync(hostCFile).mode & 0o777).toBe(0o600);
+  const cOut = () => c.out();
   writeFileSync(hubToml, `${head}${hostB}${mintedClient.stdout}${mintedHost.stdout}`);
   hub.child.kill('SIGHUP');
-  await waitFor(() => hub.out().includes('reload: ssh: -gpu2'), `the ssh removal line: ${hub.out().slice(-1500)}`, 15_000);
+  await waitFor(() => hub.out().includes('reload: ~1 host token, ssh: -gpu2'), `the ssh removal line: ${hub.out().slice(-1500)}`, 15_000);
+  // hostC's collector still holds the old token: cut with the reason, then refused.
+  await waitFor(() => /token for host hostC was changed by a reload/.test(cOut()), `hostC told why: ${cOut()}`, 15_000);
+  await waitFor(() => /HTTP 401/.test(cOut()), `hostC refused: ${cOut()}`, 20_000);
   const after = await hostsUntil(port, ops, (h) => h.some((x) => x.host === 'gpu2' && !x.reachable), 'gpu2 down', hub.out);
   expect(after.find((h) => h.host === 'gpu2')!.reason).toMatch(/ssh entry gpu2 was removed/);
   await waitFor(() => remoteCollectors(remoteSocket).length === 0, 'the remote collector ended', 15_000);
 
   // hostB was never disturbed: still up over its first and only link.
   expect(up(after, 'hostB')).toBe(true);
-  expect(up(after, 'hostC')).toBe(true);
+  expect(up(after, 'hostC')).toBe(false);
   expect(connects(hub.out(), 'hostB')).toBe(1);
   expect(hub.out()).not.toMatch(/"host":"hostB"[^\n]*collector link down/);
 

@@ -127,8 +127,11 @@ it('SIGHUP applies hub.toml changes without touching the links they leave alone;
   expect(hub.out()).toContain(`token file ${tokB} is readable by other users (mode 0644); fix: chmod 600 ${tokB}`);
 
   const a = collector(port, 'hostA', tokA);
-  collector(port, 'hostB', tokB);
+  const b = collector(port, 'hostB', tokB);
   await hostsUntil(port, VIEWER, (hs) => up(hs, 'hostA') && up(hs, 'hostB'), 'both WebSocket hosts up', hub.out);
+  // The collector says the same about its --token-file, and connects all the same.
+  expect(b.out()).toContain(`fix: chmod 600 ${tokB}`);
+  expect(a.out()).not.toContain('chmod 600');
   const sub = new WebSocket(`ws://127.0.0.1:${port}/v1/subscribe`, { headers: { authorization: `Bearer ${VIEWER}` } });
   cleanups.push(() => sub.terminate());
   const subClosed = new Promise<{ code: number; reason: string }>((r) => sub.on('close', (code, reason) => r({ code, reason: reason.toString() })));

@@ -70,35 +70,46 @@ export async function applyReload(t: ReloadTarget, next: HubConfig): Promise<Rel
  * Re-read `file` on SIGHUP and apply it. A file that does not load (TOML, schema or a token file
  * it cannot read) leaves the running config as it is and says why in one line. Without a file
  * (the zero-config hub) there is nothing to re-read, and the signal says so instead of ending the
- * hub. Signals arriving during a reload are applied one after another. Returns the unhook.
+ * hub. Installed before the hub starts, so a reload sent while it starts (systemd may) does not
+ * end it either: that signal is applied once the hub is attached. Signals arriving during a reload
+ * are applied one after another.
  */
 export function reloadOnSignal(
-  hub: { logger: Logger; reload(next: HubConfig): Promise<ReloadReport> },
   file: string | null,
   load: (file: string, warn: (line: string) => void) => HubConfig,
-): () => void {
+): { attach(hub: { logger: Logger; reload(next: HubConfig): Promise<ReloadReport> }): void; stop(): void } {
+  let hub: { logger: Logger; reload(next: HubConfig): Promise<ReloadReport> } | null = null;
+  let early = false;
   let queue: Promise<unknown> = Promise.resolve();
   const once = async () => {
+    const h = hub!;
     if (file === null) {
-      hub.logger.info('reload: no hub.toml (zero-config hub): nothing to reload');
+      h.logger.info('reload: no hub.toml (zero-config hub): nothing to reload');
       return;
     }
     let next: HubConfig;
     try {
-      next = load(file, (line) => hub.logger.warn(line));
+      next = load(file, (line) => h.logger.warn(line));
     } catch (e) {
-      hub.logger.error({ file }, `reload failed, keeping the running config: ${(e as Error).message}`);
+      h.logger.error({ file }, `reload failed, keeping the running config: ${(e as Error).message}`);
       return;
     }
     try {
-      await hub.reload(next);
+      await h.reload(next);
     } catch (e) {
-      hub.logger.error({ file, err: (e as Error).message }, 'reload could not be applied in full');
+      h.logger.error({ file, err: (e as Error).message }, 'reload could not be applied in full');
     }
   };
   const onSignal = () => {
-    queue = queue.then(once);
+    if (hub === null) early = true;
+    else queue = queue.then(once);
   };
   process.on('SIGHUP', onSignal);
-  return () => process.off('SIGHUP', onSignal);
+  return {
+    attach(h) {
+      hub = h;
+      if (early) onSignal();
+    },
+    stop: () => void process.off('SIGHUP', onSignal),
+  };
 }

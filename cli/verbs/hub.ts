@@ -105,6 +105,8 @@ export async function main(p: Parsed): Promise<number> {
     let tokenNote: string | null = null;
     let pageToken: string | null = null;
     const configFile = explicit || existsSync(path) ? path : null;
+    // From here on a SIGHUP reloads (once the hub is up) instead of ending the process.
+    const reloader = reloadOnSignal(configFile, loadHubConfig);
     const warnings: string[] = [];
     try {
       if (configFile) config = loadHubConfig(configFile, (w) => warnings.push(w));
@@ -129,8 +131,7 @@ export async function main(p: Parsed): Promise<number> {
       throw e;
     }
     for (const w of warnings) hub.logger.warn(w);
-    // Installed at once: until then a SIGHUP would end the process, as it does by default.
-    const unhookReload = reloadOnSignal(hub, configFile, loadHubConfig);
+    reloader.attach(hub);
 
     let stopLocal = () => undefined as void;
     if (!noLocal) {
@@ -159,7 +160,7 @@ export async function main(p: Parsed): Promise<number> {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);
     });
-    unhookReload();
+    reloader.stop();
     stopLocal();
     await hub.close();
     return 0;

@@ -1,7 +1,7 @@
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { parseHubConfig, type HubConfig } from '../../hub/config.js';
-import { applyReload, type ReloadTarget } from '../../hub/reload.js';
+import { applyReload, reloadOnSignal, type ReloadTarget } from '../../hub/reload.js';
 
 const parse = (text: string): HubConfig => parseHubConfig('/etc/tma/hub.toml', text, () => '');
 const ssh = (name: string, user = 'dev') =>
@@ -64,5 +64,57 @@ describe('applyReload', () => {
     const r = await applyReload(target, before);
     expect(calls).toEqual(['credentials a,b|vic,olga']);
     expect(r.summary).toBe('reload: no changes');
+  });
+});
+
+describe('reloadOnSignal', () => {
+  const tick = () => new Promise((r) => setTimeout(r, 10));
+  const fake = () => {
+    const lines: string[] = [];
+    const reloaded: HubConfig[] = [];
+    const logger = { info: (m: unknown) => lines.push(`info ${String(m)}`), warn: (m: unknown) => lines.push(`warn ${String(m)}`),
+      error: (_o: unknown, m: unknown) => lines.push(`error ${String(m)}`) } as unknown as Logger;
+    return { lines, reloaded, hub: { logger, reload: async (c: HubConfig) => (reloaded.push(c), { diff: null as never, summary: '' }) } };
+  };
+
+  it('a signal during start-up is applied once the hub is attached; a broken file keeps the config and says why', async () => {
+    let text = '[[client]]\nname = "a"\ntoken = "t"\nrole = "viewer"\n';
+    const r = reloadOnSignal('/etc/tma/hub.toml', (file, warn) => {
+      warn('a warning');
+      return parseHubConfig(file, text);
+    });
+    try {
+      const f = fake();
+      process.emit('SIGHUP', 'SIGHUP');
+      await tick();
+      expect(f.reloaded).toHaveLength(0);
+      r.attach(f.hub);
+      await tick();
+      expect(f.reloaded.map((c) => c.clients[0]!.name)).toEqual(['a']);
+      text = '[[client]]\nname = "a"\nrole = "boss"\n';
+      process.emit('SIGHUP', 'SIGHUP');
+      await tick();
+      expect(f.reloaded).toHaveLength(1);
+      expect(f.lines.at(-1)).toMatch(/^error reload failed, keeping the running config: \/etc\/tma\/hub\.toml: client\[0\]\.role/);
+      // What the loader warns about is logged at each read.
+      expect(f.lines.filter((l) => l === 'warn a warning')).toHaveLength(2);
+    } finally {
+      r.stop();
+    }
+  });
+
+  it('without a file there is nothing to reload, and it says so', async () => {
+    const r = reloadOnSignal(null, () => {
+      throw new Error('never read');
+    });
+    try {
+      const f = fake();
+      r.attach(f.hub);
+      process.emit('SIGHUP', 'SIGHUP');
+      await tick();
+      expect(f.lines).toEqual(['info reload: no hub.toml (zero-config hub): nothing to reload']);
+    } finally {
+      r.stop();
+    }
   });
 });

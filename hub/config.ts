@@ -244,9 +244,9 @@ export function loadHubConfig(file: string, warn?: (line: string) => void): HubC
   }
   if (!warn) return parseHubConfig(file, text);
   return parseHubConfig(file, text, (path) => {
-    const text = readTokenFromDisk(path);
+    const token = readTokenFromDisk(path);
     const w = tokenFileWarning(path);
     if (w) warn(w);
-    return text;
+    return token;
   });
 }

@@ -210,7 +210,19 @@ it('SIGHUP applies hub.toml changes without touching the links they leave alone;
   await waitFor(() => /reload failed, keeping the running config: .*hub\.toml: client\[1\]\.role/.test(hub.out()), `the schema failure line: ${hub.out().slice(-1500)}`, 15_000);
   expect((await get(port, 'tok-x-1')).status).toBe(401);
 
-  // ---- reload 3: hostC's token rotated (--force), -gpu2 ends its link and the remote collector --------
+  // ---- reload 3: a changed [[ssh]] entry is redialled: a new remote collector, the old one ended ----
+  const [firstRemote] = remoteCollectors(remoteSocket);
+  const sshChanged = ssh.replace(`command = "${wrapper}"`, `command = "/bin/sh ${wrapper}"`);
+  writeFileSync(hubToml, `${head}${hostB}${mintedClient.stdout}${mintedHost.stdout}${sshChanged}`);
+  hub.child.kill('SIGHUP');
+  await waitFor(() => hub.out().includes('reload: ssh: ~gpu2'), `the ssh change line: ${hub.out().slice(-1500)}`, 15_000);
+  await waitFor(() => {
+    const now = remoteCollectors(remoteSocket);
+    return now.length === 1 && now[0] !== firstRemote;
+  }, 'one remote collector, a new one', 20_000);
+  await hostsUntil(port, ops, (h) => up(h, 'gpu2'), 'gpu2 up again', hub.out);
+
+  // ---- reload 4: hostC's token rotated (--force), -gpu2 ends its link and the remote collector --------
   const hostCFile = join(tokens, 'hostC');
   const oldC = readFileSync(hostCFile, 'utf8');
   chmodSync(hostCFile, 0o644);

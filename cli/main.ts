@@ -23,7 +23,10 @@ export const VERBS: Record<string, OptSpec> = {
   mute: { pane: { kind: 'value' }, ...sel, for: { kind: 'value' }, clear: { kind: 'bool' } },
   supervise: { pane: { kind: 'value' }, name: { kind: 'value' }, nonce: { kind: 'value' }, 'timeout-ms': { kind: 'value' } },
   collector: { stdio: { kind: 'bool' }, 'host-name': { kind: 'value' }, interval: { kind: 'value' } },
-  hub: { listen: { kind: 'value' }, 'no-local': { kind: 'bool' } },
+  hub: {
+    listen: { kind: 'value' }, 'no-local': { kind: 'bool' },
+    host: { kind: 'value' }, client: { kind: 'value' }, role: { kind: 'value' }, dir: { kind: 'value' }, force: { kind: 'bool' },
+  },
   forget: {},
   debug: { trigger: { kind: 'value' } },
   wait: {
@@ -60,6 +63,8 @@ commands:
   hub [--listen ADDR:PORT] [--config hub.toml] [--no-local]
                                           serve the fleet (default 127.0.0.1:7480), with this
                                           machine's own agents unless --no-local
+  hub token --host NAME | --client NAME --role viewer|operator [--dir DIR] [--force]
+                                          mint a 0600 token file and print its hub.toml entry
 
 fleet: --hub URL (or TMA_HUB) with --token-file F (or TMA_HUB_TOKEN, a token or @path) runs
   ls, status, wait, subscribe and act against a hub, over every host; --host NAME selects one;
@@ -161,7 +166,7 @@ function quietOnBrokenPipe(): void {
 }
 
 /** Verbs that take flags only; a stray word is a usage error rather than silently ignored. */
-const NO_POSITIONALS = new Set(['version', 'ls', 'status', 'doctor', 'mute', 'collector', 'hub', 'wait', 'subscribe', 'install-keys', 'init', 'jump']);
+const NO_POSITIONALS = new Set(['version', 'ls', 'status', 'doctor', 'mute', 'collector', 'wait', 'subscribe', 'install-keys', 'init', 'jump']);
 
 async function withSuggestion(message: string): Promise<string> {
   const m = /^unknown command "(.*)"$/.exec(message);

@@ -11,10 +11,19 @@ export type Principal =
 const digest = (token: string) => createHash('sha256').update(token, 'utf8').digest();
 
 export class TokenBook {
-  private readonly entries: { digest: Buffer; who: Principal }[];
+  private entries: { digest: Buffer; who: Principal }[];
 
   constructor(config: Pick<HubConfig, 'collectors' | 'clients'>) {
-    this.entries = [
+    this.entries = TokenBook.entriesOf(config);
+  }
+
+  /** Take the credentials of a reloaded config; the next lookup already sees them. */
+  replace(config: Pick<HubConfig, 'collectors' | 'clients'>): void {
+    this.entries = TokenBook.entriesOf(config);
+  }
+
+  private static entriesOf(config: Pick<HubConfig, 'collectors' | 'clients'>): { digest: Buffer; who: Principal }[] {
+    return [
       ...config.collectors.map((c) => ({ digest: digest(c.token), who: { kind: 'collector', host: c.host } as Principal })),
       ...config.clients.map((c) => ({ digest: digest(c.token), who: { kind: 'client', name: c.name, role: c.role } as Principal })),
     ];

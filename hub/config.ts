@@ -8,6 +8,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { DEAD_AFTER_HEARTBEATS, HEARTBEAT_MS } from '../shared/protocol.js';
+import { tokenFileWarning } from '../shared/token-file-mode.js';
 import { notifyEntry, settleNotifySinks, type NotifySinkConfig } from './notify/sink-config.js';
 
 export const DEFAULT_LISTEN = '127.0.0.1:7480';
@@ -16,7 +17,7 @@ export const staleAfterDefault = (heartbeatMs: number = HEARTBEAT_MS) => heartbe
 export const DEFAULT_LOST_AFTER_MS = 86_400_000;
 export const DEFAULT_SSH_COMMAND = 'tma collector --stdio';
 
-const hostName = z.string().min(1).max(253).regex(/^[A-Za-z0-9._-]+$/, 'host names use letters, digits, dot, dash, underscore');
+export const hostName = z.string().min(1).max(253).regex(/^[A-Za-z0-9._-]+$/, 'host names use letters, digits, dot, dash, underscore');
 const secs = z.number().positive();
 
 const collectorEntry = z.strictObject({
@@ -153,7 +154,8 @@ export function parseHubConfig(file: string, text: string, read: ReadTokenFile =
   try {
     raw = parseToml(text);
   } catch (e) {
-    throw new HubConfigError(`${file}: not valid TOML: ${(e as Error).message.split('\n')[0]}`);
+    const at = (e as { line?: unknown }).line;
+    throw new HubConfigError(`${file}: not valid TOML: ${(e as Error).message.split('\n')[0]}${typeof at === 'number' ? ` (line ${at})` : ''}`);
   }
   const r = hubSchema.safeParse(raw);
   if (!r.success) {
@@ -232,12 +234,19 @@ function notifySinks(file: string, entries: Parameters<typeof settleNotifySinks>
   }
 }
 
-export function loadHubConfig(file: string): HubConfig {
+/** `warn` hears about token files other users can read (the hub logs it; nothing is refused). */
+export function loadHubConfig(file: string, warn?: (line: string) => void): HubConfig {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
     throw new HubConfigError(`${file}: cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
-  return parseHubConfig(file, text);
+  if (!warn) return parseHubConfig(file, text);
+  return parseHubConfig(file, text, (path) => {
+    const token = readTokenFromDisk(path);
+    const w = tokenFileWarning(path);
+    if (w) warn(w);
+    return token;
+  });
 }

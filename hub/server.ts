@@ -21,11 +21,12 @@ import { HubNotifier, type NotifyTiming } from './notify/hub-notifier.js';
 import { registerNotificationsRoute } from './notify/route.js';
 import { HubMetrics } from './metrics.js';
 import { QueryError, modeFromQuery, selectorFromQuery } from './query.js';
-import { dialSsh, type SshTuning } from './ssh-link.js';
+import { dialSsh, type SshDialer, type SshTuning } from './ssh-link.js';
+import { applyReload, type ReloadReport } from './reload.js';
 import { FleetStore } from './store.js';
 import { sseSink, wsSink } from './stream-sinks.js';
 import { StreamHub, type StreamMode } from './streams.js';
-import { CLOSE_GOING_AWAY, wsFrameLink } from './ws-link.js';
+import { CLOSE_GOING_AWAY, CLOSE_POLICY, closeReason, wsFrameLink } from './ws-link.js';
 import { mountWebPage } from './web/assets.js';
 import { DEFAULT_CONNECTION_LIMITS, limitConnections, type ConnectionLimits } from './request-limits.js';
 import { LogSampler } from './sampled-log.js';
@@ -71,6 +72,8 @@ export interface Hub {
   session(host: string): LinkSession | undefined;
   /** Fleet notifications: its sinks can be swapped with `notifier.setSinks` (a config reload). */
   notifier: HubNotifier;
+  /** Apply a re-read hub.toml (SIGHUP) without disturbing what it does not change. */
+  reload(next: HubConfig): Promise<ReloadReport>;
   close(): Promise<void>;
 }
 
@@ -102,7 +105,7 @@ function defaultLogger(): Logger {
 }
 
 export async function startHub(opts: StartHubOptions): Promise<Hub> {
-  const { config } = opts;
+  let { config } = opts;
   const logger = opts.logger ?? defaultLogger();
   const clock = opts.clock ?? Date.now;
   const heartbeatMs = opts.heartbeatMs ?? HEARTBEAT_MS;
@@ -127,6 +130,14 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     if (t.log) logger.warn({ endpoint, reason, ...(t.suppressed > 0 ? { suppressed_since_last: t.suppressed } : {}) }, 'request refused');
   };
   const links = new Set<LinkSession>();
+  // What a reload may have to end: WebSocket links by the host their token binds, and fleet
+  // streams by the client whose token opened them.
+  const hostLinks = new Map<LinkSession, string>();
+  const clientStreams = new Map<(reason: string) => void, string>();
+  const trackStream = (client: string, end: (reason: string) => void, onGone: (cb: () => void) => void) => {
+    clientStreams.set(end, client);
+    onGone(() => clientStreams.delete(end));
+  };
   // Its context learns the hub's address once listening (the default ntfy click target).
   const notifyContext = { hubUrl: '' };
   const notifier = new HubNotifier({
@@ -236,7 +247,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   const honoListener = getRequestListener(app.fetch);
 
   /** Auth and query checks shared by both stream transports. */
-  function streamRequest(req: IncomingMessage): { ok: true; selector: Selector; mode: StreamMode } | ({ ok: false } & ReturnType<typeof json>) {
+  function streamRequest(req: IncomingMessage): { ok: true; selector: Selector; mode: StreamMode; client: string } | ({ ok: false } & ReturnType<typeof json>) {
     const r = authClient(book, req.headers.authorization);
     if (!r.ok) {
       metrics.authFailed('/v1/subscribe', r.reason);
@@ -245,7 +256,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     }
     try {
       const q = new URL(req.url ?? '/', 'http://hub').searchParams;
-      return { ok: true, selector: selectorFromQuery(q, ['events', 'mode']), mode: modeFromQuery(q) };
+      return { ok: true, selector: selectorFromQuery(q, ['events', 'mode']), mode: modeFromQuery(q), client: r.who.name };
     } catch (e) {
       if (e instanceof QueryError) return { ok: false, ...json(400, errorBody(e.message)) };
       throw e;
@@ -262,6 +273,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     streams.add((slow) => sseSink(res, limits, slow), r.selector, r.mode);
+    trackStream(r.client, () => res.end(), (cb) => res.on('close', cb));
   }
 
   // Header and request timeouts are enforced on this interval (Node's default is 30 s).
@@ -295,7 +307,9 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
       if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') metrics.frameRejected('too-large');
       logger.warn({ host, err: err.code ?? err.message }, 'collector socket error');
     });
-    attachLink(wsFrameLink(ws), { transport: 'ws', host });
+    const session = attachLink(wsFrameLink(ws), { transport: 'ws', host });
+    hostLinks.set(session, host);
+    ws.on('close', () => hostLinks.delete(session));
   }
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -317,6 +331,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
       subscribeWss.handleUpgrade(req, socket, head, (ws) => {
         ws.on('error', (err: Error & { code?: string }) => logger.warn({ err: err.code ?? err.message }, 'subscriber socket error'));
         streams.add((slow) => wsSink(ws, limits, slow), r.selector, r.mode);
+        trackStream(r.client, (reason) => ws.close(CLOSE_POLICY, closeReason(reason)), (cb) => ws.on('close', cb));
       });
       return;
     }
@@ -336,13 +351,20 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   notifyContext.hubUrl = url;
   logger.info({ url }, 'hub listening');
 
-  const sshDialers = config.ssh.map((target) =>
-    dialSsh({
+  const sshDialers = new Map<string, SshDialer>();
+  const dialTarget = (target: HubConfig['ssh'][number]) =>
+    sshDialers.set(target.name, dialSsh({
       ...opts.ssh, target, logger,
       onLink: (link) => attachLink(link, { transport: 'ssh', host: target.name }),
       onDown: (reason) => store.unreachable(target.name, reason),
-    }),
-  );
+    }));
+  config.ssh.forEach(dialTarget);
+
+  const endAll = <K>(owners: Map<K, string>, who: string, end: (k: K) => void) => {
+    const mine = [...owners].filter(([, o]) => o === who).map(([k]) => k);
+    mine.forEach(end);
+    return mine.length;
+  };
 
   let closed: Promise<void> | null = null;
   return {
@@ -354,11 +376,28 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     attachLink,
     session: (host) => sessions.get(host),
     notifier,
+    reload: (next) => applyReload({
+      logger,
+      current: () => config,
+      commit: (c) => (config = c),
+      setCredentials: (c) => book.replace(c),
+      closeClientStreams: (name, reason) => endAll(clientStreams, name, (end) => end(reason)),
+      closeHostLinks: (host, reason) => endAll(hostLinks, host, (s) => s.close(reason)),
+      declareHost: (host, transport) => store.declare(host, transport),
+      // A reload still settling when the hub closes must not start a dialer nobody stops.
+      dialSsh: (target) => void (closed === null && dialTarget(target)),
+      stopSsh: async (name, reason) => {
+        const d = sshDialers.get(name);
+        sshDialers.delete(name);
+        await d?.stop(reason);
+      },
+      setSinks: (sinks) => notifier.setSinks(sinks),
+    }, next),
     close() {
       closed ??= (async () => {
         clearInterval(sweepTimer);
         notifier.close();
-        await Promise.all(sshDialers.map((d) => d.stop()));
+        await Promise.all([...sshDialers.values()].map((d) => d.stop()));
         streams.close();
         for (const s of [...links]) s.close('hub shutting down');
         for (const ws of collectWss.clients) ws.close(CLOSE_GOING_AWAY, 'hub shutting down');

@@ -48,7 +48,7 @@ export interface SshDialOptions extends SshTuning {
 
 export interface SshDialer {
   /** Stop redialling and close the current connection; resolves once its socket is gone. */
-  stop(): Promise<void>;
+  stop(reason?: string): Promise<void>;
 }
 
 const STDERR_LINE_MAX = 500;
@@ -248,11 +248,11 @@ export function dialSsh(opts: SshDialOptions): SshDialer {
 
   connect();
   return {
-    async stop() {
+    async stop(reason = 'hub shutting down') {
       stopped = true;
       if (timer) clearTimeout(timer);
       timer = null;
-      link?.close('hub shutting down');
+      link?.close(reason);
       const c = client;
       if (!c) return;
       c.end();

@@ -9,6 +9,7 @@ import { hostName } from '../../collector/tmux/host.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
 import { ExitError, guard } from '../local.js';
 import { assembleCollector, heartbeatOverride } from '../collector-assembly.js';
+import { tokenFileWarning } from '../../shared/token-file-mode.js';
 
 const HOST_NAME = /^[A-Za-z0-9._-]{1,253}$/;
 
@@ -40,6 +41,8 @@ function readToken(file: string): string {
     throw new ExitError(`cannot read --token-file: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, 1);
   }
   if (!token) throw new ExitError('--token-file is empty', 1);
+  const loose = tokenFileWarning(file);
+  if (loose) log(loose);
   return token;
 }
 

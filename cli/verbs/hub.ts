@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
 import { DEFAULT_LISTEN, DEFAULT_LOST_AFTER_MS, HubConfigError, loadHubConfig, parseListen, type HubConfig } from '../../hub/config.js';
+import { reloadOnSignal } from '../../hub/reload.js';
 import { startHub, type Hub } from '../../hub/server.js';
 import { linkPair } from '../../shared/link.js';
 import { backoffDelay, DEFAULT_BACKOFF } from '../../shared/backoff.js';
@@ -17,7 +18,7 @@ import { assembleCollector } from '../collector-assembly.js';
 import { defaultTokenFile } from '../fleet/hub-client.js';
 import { ExitError, guard } from '../local.js';
 
-function defaultHubConfigPath(env: NodeJS.ProcessEnv): string {
+export function defaultHubConfigPath(env: NodeJS.ProcessEnv): string {
   const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
   return join(base, 'tma', 'hub.toml');
 }
@@ -91,6 +92,9 @@ export function attachLocalCollector(
 
 export async function main(p: Parsed): Promise<number> {
   const env = process.env;
+  if (p.positionals[0] === 'token') return (await import('./hub-token.js')).main(p);
+  const stray = ['host', 'client', 'role', 'dir', 'force'].find((k) => p.opts[k] !== undefined);
+  if (stray) throw new UsageError(`--${stray} belongs to \`tma hub token\``);
   const listen = str(p.opts.listen);
   const noLocal = flag(p.opts['no-local']);
   if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
@@ -100,8 +104,12 @@ export async function main(p: Parsed): Promise<number> {
     let config: HubConfig;
     let tokenNote: string | null = null;
     let pageToken: string | null = null;
+    const configFile = explicit || existsSync(path) ? path : null;
+    // From here on a SIGHUP reloads (once the hub is up) instead of ending the process.
+    const reloader = reloadOnSignal(configFile, loadHubConfig);
+    const warnings: string[] = [];
     try {
-      if (explicit || existsSync(path)) config = loadHubConfig(path);
+      if (configFile) config = loadHubConfig(configFile, (w) => warnings.push(w));
       else {
         const local = localToken(env);
         config = zeroConfig(local.token);
@@ -122,6 +130,8 @@ export async function main(p: Parsed): Promise<number> {
       if (e instanceof HubConfigError) throw new UsageError(e.message);
       throw e;
     }
+    for (const w of warnings) hub.logger.warn(w);
+    reloader.attach(hub);
 
     let stopLocal = () => undefined as void;
     if (!noLocal) {
@@ -150,6 +160,7 @@ export async function main(p: Parsed): Promise<number> {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);
     });
+    reloader.stop();
     stopLocal();
     await hub.close();
     return 0;

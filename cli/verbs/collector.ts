@@ -9,10 +9,10 @@ import { hostName } from '../../collector/tmux/host.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
 import { ExitError, guard } from '../local.js';
 import { assembleCollector, heartbeatOverride } from '../collector-assembly.js';
+import { logLevelOf } from '../log-setup.js';
+import { createLogger, lineLogTo } from '../../shared/log.js';
 
 const HOST_NAME = /^[A-Za-z0-9._-]{1,253}$/;
-
-const log = (line: string) => process.stderr.write(`tma collector: ${line}\n`);
 
 function hostOf(p: Parsed): string {
   const given = str(p.opts['host-name']);
@@ -52,7 +52,14 @@ export async function main(p: Parsed): Promise<number> {
   if (hub && !tokenFile) throw new UsageError('--hub needs --token-file');
   const host = hostOf(p);
   const intervalMs = intervalOf(p);
-  const url = hub ? collectUrl(hub) : null;
+  const level = logLevelOf(p, process.env);
+  let url: string | null = null;
+  try {
+    url = hub ? collectUrl(hub) : null;
+  } catch (e) {
+    // A URL of the wrong kind is a mistake in the command line, said in one line.
+    throw new UsageError((e as Error).message);
+  }
 
   // The link to an ssh hub is stdin/stdout: watched from the first moment, so an end of input (or
   // a write error) during start-up ends this process as surely as one later on.
@@ -62,6 +69,7 @@ export async function main(p: Parsed): Promise<number> {
     const token = tokenFile ? readToken(tokenFile) : '';
     let stopping: number | null = null;
     stdioEnd?.onClose(() => (stopping ??= 0));
+    const log = lineLogTo(await createLogger({ name: 'tma-collector', level }));
     const { publisher, engines } = await assembleCollector(p, { host, intervalMs, env, log });
 
     let finish: (code: number) => void = () => undefined;

@@ -6,6 +6,7 @@ import WebSocket from 'ws';
 import type { FrameLink } from '../../shared/link.js';
 import { HEARTBEAT_MS, MAX_FRAME_BYTES } from '../../shared/protocol.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from '../../shared/backoff.js';
+import type { LineLog } from '../../shared/log-level.js';
 
 /** `ws://host:port` and `ws://host:port/` mean the collect endpoint; any other path is kept. */
 export function collectUrl(hub: string): string {
@@ -63,7 +64,7 @@ export interface DialOptions {
   url: string;
   token: string;
   onLink: (link: FrameLink) => void;
-  log?: (line: string) => void;
+  log?: LineLog;
   backoff?: BackoffPolicy;
   /** After a refusal a retry cannot fix (bad token, wrong host, old protocol): minutes, not seconds. */
   refusedBackoff?: BackoffPolicy;
@@ -112,7 +113,7 @@ export function dialHub(opts: DialOptions): Dialer {
     if (refusal !== null) {
       // Waits at least the policy's base: a person has to change something first.
       const delay = refusedPolicy.baseMs + backoffDelay(refusedAttempt++, refusedPolicy, random);
-      if (refusal !== lastRefusal) log(`hub refused this collector (${refusal}); retrying in ${Math.round(delay / 1000)} s, quietly until the reason changes`);
+      if (refusal !== lastRefusal) log(`hub refused this collector (${refusal}); retrying in ${Math.round(delay / 1000)} s, quietly until the reason changes`, 'warn');
       lastRefusal = refusal;
       timer = setTimeout(connect, delay);
       return;
@@ -172,7 +173,7 @@ export function dialHub(opts: DialOptions): Dialer {
     ws.on('error', (e) => {
       if (!opened && ws.readyState !== WebSocket.OPEN) {
         // 'close' follows an error before open; retry from there to avoid double scheduling.
-        log(`hub ${opts.url}: ${e.message}`);
+        log(`hub ${opts.url}: ${e.message}`, 'warn');
       }
     });
     ws.on('close', () => {

@@ -16,7 +16,7 @@ export function fieldsText(fields: Record<string, unknown>): string {
     .filter(([, v]) => v !== undefined)
     .map(([k, v]) => {
       const s = typeof v === 'string' ? v : JSON.stringify(v);
-      return `${k}=${typeof v === 'string' && /^[^\s"=]+$/.test(s) ? s : JSON.stringify(s)}`;
+      return `${k}=${/^[^\s"=]+$/.test(s) ? s : JSON.stringify(s)}`;
     })
     .join(' ');
 }

@@ -42,14 +42,15 @@ describe('user mistakes', () => {
   let hub: TestHub;
   let fake: FakeCollector;
   let beat: NodeJS.Timeout;
-  const ROWS = 1500;
+  // Few rows with wide lines: enough output to overrun a pipe, little for the hub and CLI to chew.
+  const ROWS = 500;
 
   beforeAll(async () => {
     hub = await startTestHub();
     fake = await FakeCollector.connect(hub.url, TOKENS.build1);
     fake.hello('build1');
     await fake.next((f) => f.type === 'welcome');
-    const rows = Array.from({ length: ROWS }, (_, i) => protoRow({ host: 'build1', pane: `%${i}`, state: 'idle', repo: `repository-number-${i}` }));
+    const rows = Array.from({ length: ROWS }, (_, i) => protoRow({ host: 'build1', pane: `%${i}`, state: 'idle', repo: `repository-${'x'.repeat(200)}-${i}` }));
     fake.snapshot(1, rows);
     beat = setInterval(() => fake.heartbeat(Date.now(), 1), 100);
     await waitFor(() => hub.store.document().agents.length === ROWS, 'the rows on the hub');
@@ -87,7 +88,7 @@ describe('user mistakes', () => {
       expect(r.out.split('\n').filter(Boolean)).toHaveLength(1);
       expect({ code: r.code, stderr: r.err.trim() }).toEqual({ code: '0', stderr: '' });
     }
-  }, 60_000);
+  }, 120_000);
 
   it('a missing --token-file: one line, exit 1', async () => {
     const missing = join(dir, 'no-such.token');
@@ -137,17 +138,24 @@ describe('forgetting a host', () => {
     await hub?.close();
   });
 
-  async function publishThenLeave(host: 'build1' | 'laptop'): Promise<FakeCollector> {
+  /** A host with two rows whose link stays live (it heartbeats) until `leave`. */
+  async function publish(host: 'build1' | 'laptop'): Promise<{ leave(): void }> {
     const c = await FakeCollector.connect(hub.url, TOKENS[host]);
     c.hello(host);
     await c.next((f) => f.type === 'welcome');
     c.snapshot(1, [protoRow({ host, pane: '%1', state: 'idle' }), protoRow({ host, pane: '%2', state: 'blocked' })]);
+    const beat = setInterval(() => c.heartbeat(Date.now(), 1), 100);
     await waitFor(() => hub.store.document().agents.filter((r) => r.host === host).length === 2, `${host}'s rows`);
-    return c;
+    return {
+      leave() {
+        clearInterval(beat);
+        c.ws.terminate();
+      },
+    };
   }
 
   it('over the CLI: an operator removes a host and its rows; a viewer is refused; an unknown host is named', async () => {
-    const c = await publishThenLeave('laptop');
+    const c = await publish('laptop');
     const forget = (token: keyof typeof TOKENS, host: string) => tma(['--hub', hub.url, '--token-file', tokenFile(token), 'forget', host], { env: ENV });
 
     // Connected: forgetting would not last, so it is refused.
@@ -155,7 +163,7 @@ describe('forgetting a host', () => {
     expect(busy.code).toBe(1);
     expect(oneLine(busy)).toContain('laptop is connected right now');
 
-    c.ws.terminate();
+    c.leave();
     await waitFor(() => hub.store.hostStatuses().some((h) => h.host === 'laptop' && !h.reachable), 'laptop down');
 
     const viewer = await forget('viewer', 'laptop');
@@ -176,7 +184,7 @@ describe('forgetting a host', () => {
   });
 
   it('over HTTP: DELETE /v1/hosts/NAME answers 401, 403, 409, 200 and then 404', async () => {
-    const c = await publishThenLeave('build1');
+    const c = await publish('build1');
     const del = (token: string | null) =>
       fetch(`${hub.url}/v1/hosts/build1`, { method: 'DELETE', headers: token === null ? {} : { authorization: `Bearer ${token}` } });
     expect((await del(null)).status).toBe(401);
@@ -186,7 +194,7 @@ describe('forgetting a host', () => {
     // A collector token is not a client's either.
     expect([401, 403]).toContain((await del(TOKENS.build1)).status);
     expect((await del(TOKENS.operator)).status).toBe(409);
-    c.ws.terminate();
+    c.leave();
     await waitFor(() => hub.store.hostStatuses().some((h) => h.host === 'build1' && !h.reachable), 'build1 down');
     const ok = await del(TOKENS.operator);
     expect(ok.status).toBe(200);

@@ -266,6 +266,16 @@ describe('logs of the long-running verbs', () => {
     expect(gone).toMatchObject({ host: 'build1', via: 'ws', reason: expect.stringMatching(/\S/) });
   }, 90_000);
 
+  it('one-shot verbs never load the logger; the long-running ones do', async () => {
+    // NODE_DEBUG=module names every CommonJS module loaded, pino and its helpers included.
+    const loads = async (args: string[]) => (await tma(args, { env: { ...ENV, NODE_DEBUG: 'module', TMUX_PANE: '' } })).stderr;
+    for (const args of [['status', '-L', 'tma-none-such'], ['ls', '-L', 'tma-none-such'], ['event', '--agent', 'claude', '--kind', 'Stop']]) {
+      expect((await loads(args)).match(/node_modules\/pino[^/]*\//g) ?? [], args.join(' ')).toEqual([]);
+    }
+    // The check can see pino when it is loaded: a collector stopped by a bad level has loaded it.
+    expect(await loads(['collector', '--stdio', '--log-level', 'bad'])).toMatch(/node_modules\/pino\//);
+  });
+
   it('readable lines, not JSON, when stderr is a terminal', () => {
     // script(1) gives the collector a pseudo-terminal; it cannot reach the hub and says so.
     const r = spawnSync('script', ['-qefc', `timeout 4 ${process.execPath} ${TMA} collector --hub ws://127.0.0.1:1 --token-file ${tokenFile('build1')} -L tma-none-tty`, '/dev/null'], {

@@ -108,7 +108,7 @@ export function dialHub(opts: DialOptions): Dialer {
   /** The refusal last logged: the same one again is not repeated (it would say nothing new). */
   let lastRefusal: string | null = null;
 
-  const retry = (why: string, refusal: string | null = null) => {
+  const retry = (why: string, refusal: string | null = null, level: 'info' | 'warn' = 'info') => {
     if (stopped) return;
     if (refusal !== null) {
       // Waits at least the policy's base: a person has to change something first.
@@ -119,7 +119,7 @@ export function dialHub(opts: DialOptions): Dialer {
       return;
     }
     const delay = backoffDelay(attempt++, policy, random);
-    log(`hub link ${why}; reconnecting in ${delay} ms`);
+    log(`hub link ${why}; reconnecting in ${delay} ms`, level);
     timer = setTimeout(connect, delay);
   };
 
@@ -170,14 +170,13 @@ export function dialHub(opts: DialOptions): Dialer {
       });
       opts.onLink(link);
     });
+    let connectError: string | null = null;
     ws.on('error', (e) => {
-      if (!opened && ws.readyState !== WebSocket.OPEN) {
-        // 'close' follows an error before open; retry from there to avoid double scheduling.
-        log(`hub ${opts.url}: ${e.message}`, 'warn');
-      }
+      // 'close' follows an error before open; the retry there says both what failed and when next.
+      if (!opened && ws.readyState !== WebSocket.OPEN) connectError = e.message;
     });
     ws.on('close', () => {
-      if (!opened && timer === null && !stopped) retry('could not connect');
+      if (!opened && timer === null && !stopped) retry(`to ${opts.url} failed: ${connectError ?? 'could not connect'}`, null, 'warn');
     });
   }
 

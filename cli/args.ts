@@ -16,6 +16,8 @@ export const GLOBAL_OPTS: OptSpec = {
   hub: { kind: 'value' },
   'token-file': { kind: 'value' },
   'debug-timing': { kind: 'bool' },
+  // Read by the long-running verbs (hub, collector); the others log nothing.
+  'log-level': { kind: 'value' },
   help: { kind: 'bool', short: 'h' },
   version: { kind: 'bool', short: 'V' },
 };

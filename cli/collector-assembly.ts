@@ -3,6 +3,7 @@
 // a WebSocket or stdio; `tma hub` attaches it to an in-process link.
 
 import { randomBytes } from 'node:crypto';
+import type { LineLog } from '../shared/log-level.js';
 import type { ActResult } from '../shared/protocol.js';
 import { Engine } from '../collector/engine/cycle.js';
 import { intakeContext } from '../collector/engine/context-intake.js';
@@ -38,7 +39,7 @@ export interface AssembleOptions {
   host: string;
   intervalMs: number;
   env: NodeJS.ProcessEnv;
-  log: (line: string) => void;
+  log: LineLog;
   /** Runs a hub's act request on this host; default: the broker under the `[remote]` policy. */
   onAct?: (req: ActRequest, engines: ServerEngines) => Promise<ActResult>;
   /** Whether prompt text travels when `[remote] share_prompt` is unset (a hub's own collector: yes). */

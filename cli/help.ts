@@ -7,8 +7,8 @@ export const VERB_HELP: Record<string, string> = {
   doctor: 'tma doctor [--json] [--exit-code]\n  what is wrong with detection and setup on this server\n\n  tma doctor --exit-code',
   act: 'tma act NAME [--pane ID | selectors [--all]] [--dry-run] [--yes] [--force] [--json]\ntma act --list [--json] [--pane ID]\n  fire an action (approve, deny, …) at agent panes\n\n  tma act approve --pane %3\n  tma act --list --pane %3',
   mute: 'tma mute [--pane ID | selectors] [--for DURATION | --clear]\n  silence notifications (default: indefinitely)\n\n  tma mute --pane %3 --for 30m',
-  collector: 'tma collector --hub URL --token-file F | --stdio [--host-name NAME] [--interval SECS]\n  publish every tmux server\'s agents to a hub\n\n  tma collector --hub ws://hub:7480 --token-file ~/.config/tma/collector.token',
-  hub: 'tma hub [--listen ADDR:PORT] [--config hub.toml] [--no-local]\n  serve the fleet (default 127.0.0.1:7480); SIGHUP re-reads hub.toml\n' +
+  collector: 'tma collector --hub URL --token-file F | --stdio [--host-name NAME] [--interval SECS]\n  publish every tmux server\'s agents to a hub\n  logs on stderr: readable on a terminal, JSON lines otherwise; --log-level LEVEL or TMA_LOG_LEVEL\n  (trace|debug|info|warn|error|fatal|silent, default info)\n\n  tma collector --hub ws://hub:7480 --token-file ~/.config/tma/collector.token',
+  hub: 'tma hub [--listen ADDR:PORT] [--config hub.toml] [--no-local]\n  serve the fleet (default 127.0.0.1:7480); SIGHUP re-reads hub.toml\n  logs on stderr as for collector (--log-level LEVEL or TMA_LOG_LEVEL)\n' +
     'tma hub token --host NAME | --client NAME --role viewer|operator [--dir DIR] [--force] [--hub ws://HUB:PORT]\n' +
     '  write a new 0600 token file and print its hub.toml entry (and, for a host, the collector command)\n\n' +
     '  tma hub --listen 0.0.0.0:7480\n  tma hub token --host gpu1 --hub ws://hub.lan:7480',

@@ -88,6 +88,7 @@ setup:
 
 selectors: --state LIST --agent NAME --session NAME --repo NAME --branch NAME
 global flags: --socket-name/-L NAME, --socket-path/-S PATH, --config PATH, --manifest-dir DIR
+  --log-level LEVEL (hub and collector; or TMA_LOG_LEVEL)
 `;
 
 type VerbMain = (p: Parsed) => Promise<number>;

@@ -263,7 +263,7 @@ export class LinkSession {
     // `host` only when it differs, so a collector that predates the key never sees it.
     this.send({ type: 'welcome', protocol: PROTOCOL_VERSION, resume_from: resumeFrom, ...(rebound ? { host: this.host } : {}) });
     this.log.info(
-      { resume_from: resumeFrom, collector_version: f.collector_version, ...(rebound ? { hello_host: f.host } : {}) },
+      { via: this.o.transport, resume_from: resumeFrom, collector_version: f.collector_version, ...(rebound ? { hello_host: f.host } : {}) },
       'collector connected',
     );
     this.o.onHello?.(this);
@@ -359,7 +359,8 @@ export class LinkSession {
     this.pending.clear();
     if (wasOpen) {
       this.o.store.linkDown(this.host, this.owner, reason);
-      this.log.info({ reason }, 'collector link down');
+      // The reason is the hub's own wording or the peer's close frame, cut short either way.
+      this.log.info({ via: this.o.transport, reason: reason.slice(0, 200) }, 'collector disconnected');
     }
     this.o.onEnd?.(this);
   }

@@ -80,6 +80,17 @@ function describeError(e: Error & { level?: string; code?: string }, t: SshTarge
   return `ssh to ${t.host}:${t.port} failed: ${e.message}`;
 }
 
+/** A collector logs JSON records when its stderr is not a terminal: its message is what a reason needs. */
+function stderrText(line: string): string {
+  if (!line.startsWith('{')) return line;
+  try {
+    const msg = (JSON.parse(line) as { msg?: unknown }).msg;
+    return typeof msg === 'string' ? msg : line;
+  } catch {
+    return line;
+  }
+}
+
 /** The command's stdout lines in, stdin lines out. stderr is logged, never parsed as frames. */
 function channelLink(ch: ClientChannel, log: Logger, onEnd: () => void): FrameLink {
   const msg: ((t: string) => void)[] = [];
@@ -102,7 +113,7 @@ function channelLink(ch: ClientChannel, log: Logger, onEnd: () => void): FrameLi
   });
   ch.stderr.on('data', (chunk: string) => {
     for (const line of err.push(chunk)) {
-      lastStderr = line.slice(0, STDERR_LINE_MAX);
+      lastStderr = stderrText(line).slice(0, STDERR_LINE_MAX);
       log.info({ stderr: lastStderr }, 'collector stderr');
     }
   });

@@ -10,10 +10,10 @@ import { flag, str, UsageError, type Parsed } from '../args.js';
 import { ExitError, guard } from '../local.js';
 import { assembleCollector, heartbeatOverride } from '../collector-assembly.js';
 import { tokenFileWarning } from '../../shared/token-file-mode.js';
+import { logLevelOf } from '../log-setup.js';
+import { createLogger, lineLogTo } from '../../shared/log.js';
 
 const HOST_NAME = /^[A-Za-z0-9._-]{1,253}$/;
-
-const log = (line: string) => process.stderr.write(`tma collector: ${line}\n`);
 
 function hostOf(p: Parsed): string {
   const given = str(p.opts['host-name']);
@@ -33,7 +33,8 @@ function intervalOf(p: Parsed): number {
   return Math.round(secs * 1000);
 }
 
-function readToken(file: string): string {
+/** The token, and a warning when others can read its file (logged once the logger exists). */
+function readToken(file: string): { token: string; loose: string | null } {
   let token: string;
   try {
     token = readFileSync(file, 'utf8').trim();
@@ -41,9 +42,7 @@ function readToken(file: string): string {
     throw new ExitError(`cannot read --token-file: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, 1);
   }
   if (!token) throw new ExitError('--token-file is empty', 1);
-  const loose = tokenFileWarning(file);
-  if (loose) log(loose);
-  return token;
+  return { token, loose: tokenFileWarning(file) };
 }
 
 export async function main(p: Parsed): Promise<number> {
@@ -55,16 +54,25 @@ export async function main(p: Parsed): Promise<number> {
   if (hub && !tokenFile) throw new UsageError('--hub needs --token-file');
   const host = hostOf(p);
   const intervalMs = intervalOf(p);
-  const url = hub ? collectUrl(hub) : null;
+  const level = logLevelOf(p, process.env);
+  let url: string | null = null;
+  try {
+    url = hub ? collectUrl(hub) : null;
+  } catch (e) {
+    // A URL of the wrong kind is a mistake in the command line, said in one line.
+    throw new UsageError((e as Error).message);
+  }
 
   // The link to an ssh hub is stdin/stdout: watched from the first moment, so an end of input (or
   // a write error) during start-up ends this process as surely as one later on.
   const stdioEnd = stdio ? stdioLink(process.stdin, process.stdout) : null;
   return guard(async () => {
     const env = process.env;
-    const token = tokenFile ? readToken(tokenFile) : '';
+    const { token, loose } = tokenFile ? readToken(tokenFile) : { token: '', loose: null };
     let stopping: number | null = null;
     stdioEnd?.onClose(() => (stopping ??= 0));
+    const log = lineLogTo(await createLogger({ name: 'tma-collector', level }));
+    if (loose) log(loose, 'warn');
     const { publisher, engines } = await assembleCollector(p, { host, intervalMs, env, log });
 
     let finish: (code: number) => void = () => undefined;

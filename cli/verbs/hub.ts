@@ -10,6 +10,7 @@ import { DEFAULT_LISTEN, DEFAULT_LOST_AFTER_MS, HubConfigError, loadHubConfig, p
 import { reloadOnSignal } from '../../hub/reload.js';
 import { startHub, type Hub } from '../../hub/server.js';
 import { linkPair } from '../../shared/link.js';
+import type { LineLog } from '../../shared/log-level.js';
 import { backoffDelay, DEFAULT_BACKOFF } from '../../shared/backoff.js';
 import type { Publisher } from '../../collector/fleet/publisher.js';
 import { hostName } from '../../collector/tmux/host.js';
@@ -17,6 +18,8 @@ import { flag, str, UsageError, type Parsed } from '../args.js';
 import { assembleCollector } from '../collector-assembly.js';
 import { defaultTokenFile } from '../fleet/hub-client.js';
 import { ExitError, guard } from '../local.js';
+import { logLevelOf } from '../log-setup.js';
+import { createLogger } from '../../shared/log.js';
 
 export function defaultHubConfigPath(env: NodeJS.ProcessEnv): string {
   const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
@@ -98,6 +101,7 @@ export async function main(p: Parsed): Promise<number> {
   const listen = str(p.opts.listen);
   const noLocal = flag(p.opts['no-local']);
   if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
+  const level = logLevelOf(p, env);
   return guard(async () => {
     const explicit = str(p.globals.config);
     const path = explicit ?? defaultHubConfigPath(env);
@@ -123,7 +127,8 @@ export async function main(p: Parsed): Promise<number> {
 
     let hub;
     try {
-      hub = await startHub({ config, ...(listen ? { listen } : {}), notifyJournal: notifyJournalPath(env) });
+      const logger = await createLogger({ name: 'tma-hub', level });
+      hub = await startHub({ config, ...(listen ? { listen } : {}), notifyJournal: notifyJournalPath(env), logger });
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EADDRINUSE') throw new ExitError(`cannot listen on ${listen ?? 'the configured address'}: address in use`, 1);
@@ -138,7 +143,7 @@ export async function main(p: Parsed): Promise<number> {
       // The embedded collector reads config.toml as usual; --config named the hub's file here.
       const collectorArgs: Parsed = { ...p, globals: { ...p.globals, config: undefined } };
       const host = hostName().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 253) || 'localhost';
-      const log = (line: string) => hub.logger.info({ host }, `local collector: ${line}`);
+      const log: LineLog = (line, lvl = 'info') => hub.logger[lvl]({ host }, `local collector: ${line}`);
       const { publisher, engines } = await assembleCollector(collectorArgs, { host, intervalMs: 1000, env, log, sharePromptDefault: true });
       const local = attachLocalCollector(hub, publisher, host);
       await engines.start();

@@ -8,6 +8,7 @@ import type { CycleResult, Engine } from '../engine/cycle.js';
 import { TmuxError } from '../tmux/errors.js';
 import type { ServerTarget } from '../tmux/target.js';
 import type { Discovered } from './discovery.js';
+import type { LineLog } from '../../shared/log-level.js';
 
 export interface RowSink {
   update(server: string, incarnation: string, rows: readonly ProtocolRow[]): void;
@@ -28,7 +29,7 @@ export interface EnginesOptions {
    * The engine is handed over so hook events sent to this server are stamped through its client.
    */
   listenWake?: (socketPath: string, wake: () => void, engine: Engine) => Promise<{ close(): void } | null>;
-  log?: (line: string) => void;
+  log?: LineLog;
   /** Runs after a cycle's rows went to the sink (the notifier rings here). */
   afterCycle?: (engine: Engine, res: CycleResult, rows: AgentRow[], server: string) => Promise<void>;
 }
@@ -50,7 +51,7 @@ export class ServerEngines {
   private readonly tracked = new Map<string, Tracked>();
   private rescanTimer: ReturnType<typeof setInterval> | null = null;
   private stopped = false;
-  private readonly log: (line: string) => void;
+  private readonly log: LineLog;
 
   constructor(private readonly opts: EnginesOptions) {
     this.log = opts.log ?? (() => undefined);
@@ -61,7 +62,7 @@ export class ServerEngines {
     await this.rescan();
     await Promise.all([...this.tracked.values()].map((t) => this.cycle(t)));
     this.opts.sink.markReady();
-    this.rescanTimer = setInterval(() => void this.rescan().catch((e: Error) => this.log(`rescan failed: ${e.message}`)), this.opts.rescanMs ?? 2000);
+    this.rescanTimer = setInterval(() => void this.rescan().catch((e: Error) => this.log(`rescan failed: ${e.message}`, 'warn')), this.opts.rescanMs ?? 2000);
   }
 
   stop(): void {
@@ -99,7 +100,7 @@ export class ServerEngines {
       try {
         engine = await this.opts.open(d.target);
       } catch (e) {
-        this.log(`cannot follow ${d.key}: ${(e as Error).message}`);
+        this.log(`cannot follow ${d.key}: ${(e as Error).message}`, 'warn');
         continue;
       }
       if (this.stopped || this.tracked.has(d.key)) {
@@ -146,7 +147,7 @@ export class ServerEngines {
         return;
       }
       const msg = (e as Error).message;
-      if (msg !== t.lastError) this.log(`cycle on ${t.key} failed: ${msg}`);
+      if (msg !== t.lastError) this.log(`cycle on ${t.key} failed: ${msg}`, 'warn');
       t.lastError = msg;
     } finally {
       t.running = false;

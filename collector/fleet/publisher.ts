@@ -22,6 +22,7 @@ import type { FrameLink } from '../../shared/link.js';
 import { protocolRowObject, type ProtocolRow } from '../../shared/row.js';
 import { diffRows, splitDelta, splitSnapshot, viewOf, type RowView } from './frame-split.js';
 import { FrameRing } from './ring.js';
+import type { LineLog } from '../../shared/log-level.js';
 
 export type ActRequest = Extract<HubFrame, { type: 'act' }>;
 
@@ -39,7 +40,7 @@ export interface PublisherOptions {
   ringFrames?: number;
   ringBytes?: number;
   maxFrameBytes?: number;
-  log?: (line: string) => void;
+  log?: LineLog;
   /** `[remote] share_prompt`: pending call and summary travel too. */
   sharePrompt?: boolean;
   /** A link was brought up to date (notifications waiting for a hub go out now). */
@@ -62,6 +63,8 @@ interface Session {
   timer: ReturnType<typeof setInterval>;
   /** Fires when the hub has been silent for DEAD_AFTER_HEARTBEATS intervals; re-armed on every frame. */
   silence: ReturnType<typeof setTimeout> | null;
+  /** The hub welcomed this link: its end is worth a line (a link refused at hello was never up). */
+  up: boolean;
 }
 
 type Sequenced = { type: 'delta'; server: string; incarnation: string; upserts: ProtocolRow[]; removals: string[] } | {
@@ -90,7 +93,7 @@ export class Publisher {
   private readonly now: () => number;
   private readonly heartbeatMs: number;
   private readonly maxFrameBytes: number;
-  private readonly log: (line: string) => void;
+  private readonly log: LineLog;
 
   constructor(private readonly opts: PublisherOptions) {
     this.ring = new FrameRing(opts.ringFrames, opts.ringBytes);
@@ -118,11 +121,14 @@ export class Publisher {
       pendingResume: undefined,
       timer: setInterval(() => this.tick(s), this.heartbeatMs),
       silence: null,
+      up: false,
     };
     this.session = s;
     this.armSilence(s);
     link.onMessage((text) => this.receive(s, text));
-    link.onClose(() => {
+    link.onClose((reason) => {
+      if (s.up) this.log(`hub link down: ${reason}`, 'warn');
+      s.up = false;
       clearInterval(s.timer);
       if (s.silence) clearTimeout(s.silence);
       if (this.session === s) this.session = null;
@@ -194,7 +200,7 @@ export class Publisher {
     this.armSilence(s);
     const r = decodeFrame<HubFrame>(text, 'from-hub');
     if (!r.ok) {
-      this.log(`hub sent a bad frame (${r.error.code}): ${r.error.message}`);
+      this.log(`hub sent a bad frame (${r.error.code}): ${r.error.message}`, 'warn');
       this.send(s, r.error);
       return;
     }
@@ -202,11 +208,13 @@ export class Publisher {
     switch (f.type) {
       case 'welcome':
         if (f.protocol !== PROTOCOL_VERSION) {
-          this.log(`hub speaks protocol ${f.protocol}, this collector ${PROTOCOL_VERSION}; closing`);
+          this.log(`hub speaks protocol ${f.protocol}, this collector ${PROTOCOL_VERSION}; closing`, 'error');
           this.detach('protocol mismatch');
           return;
         }
         // An ssh hub names this host by its config entry; the hub rebinds the rows, we just say so.
+        if (!s.up) this.log('hub link up');
+        s.up = true;
         if (f.host !== undefined && f.host !== this.opts.host) this.log(`the hub publishes this host as ${f.host} (hello said ${this.opts.host})`);
         if (this.ready) this.sync(s, f.resume_from);
         else s.pendingResume = f.resume_from;
@@ -214,7 +222,7 @@ export class Publisher {
       case 'heartbeat':
         return;
       case 'error':
-        this.log(`hub error ${f.code}: ${f.message}`);
+        this.log(`hub error ${f.code}: ${f.message}`, 'warn');
         return;
       case 'act':
         void this.answer(s, f);
@@ -258,7 +266,7 @@ export class Publisher {
       try {
         result = await this.opts.onAct(req);
       } catch (e) {
-        this.log(`act ${req.action} on ${req.pane} failed: ${(e as Error).message}`);
+        this.log(`act ${req.action} on ${req.pane} failed: ${(e as Error).message}`, 'error');
         result = { ...base, outcome: 'error', exit_code: 1, reason: 'internal' };
       }
     }
@@ -270,7 +278,7 @@ export class Publisher {
     if (s.silence) clearTimeout(s.silence);
     s.silence = setTimeout(() => {
       if (this.session !== s) return;
-      this.log(`hub silent for ${DEAD_AFTER_HEARTBEATS} heartbeat intervals; dropping the link`);
+      this.log(`hub silent for ${DEAD_AFTER_HEARTBEATS} heartbeat intervals; dropping the link`, 'warn');
       this.detach('hub silent');
     }, DEAD_AFTER_HEARTBEATS * this.heartbeatMs);
   }

@@ -6,6 +6,7 @@ import WebSocket from 'ws';
 import type { FrameLink } from '../../shared/link.js';
 import { HEARTBEAT_MS, MAX_FRAME_BYTES } from '../../shared/protocol.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from '../../shared/backoff.js';
+import type { LineLog } from '../../shared/log-level.js';
 
 /** `ws://host:port` and `ws://host:port/` mean the collect endpoint; any other path is kept. */
 export function collectUrl(hub: string): string {
@@ -63,7 +64,7 @@ export interface DialOptions {
   url: string;
   token: string;
   onLink: (link: FrameLink) => void;
-  log?: (line: string) => void;
+  log?: LineLog;
   backoff?: BackoffPolicy;
   /** After a refusal a retry cannot fix (bad token, wrong host, old protocol): minutes, not seconds. */
   refusedBackoff?: BackoffPolicy;
@@ -107,18 +108,18 @@ export function dialHub(opts: DialOptions): Dialer {
   /** The refusal last logged: the same one again is not repeated (it would say nothing new). */
   let lastRefusal: string | null = null;
 
-  const retry = (why: string, refusal: string | null = null) => {
+  const retry = (why: string, refusal: string | null = null, level: 'info' | 'warn' = 'info') => {
     if (stopped) return;
     if (refusal !== null) {
       // Waits at least the policy's base: a person has to change something first.
       const delay = refusedPolicy.baseMs + backoffDelay(refusedAttempt++, refusedPolicy, random);
-      if (refusal !== lastRefusal) log(`hub refused this collector (${refusal}); retrying in ${Math.round(delay / 1000)} s, quietly until the reason changes`);
+      if (refusal !== lastRefusal) log(`hub refused this collector (${refusal}); retrying in ${Math.round(delay / 1000)} s, quietly until the reason changes`, 'warn');
       lastRefusal = refusal;
       timer = setTimeout(connect, delay);
       return;
     }
     const delay = backoffDelay(attempt++, policy, random);
-    log(`hub link ${why}; reconnecting in ${delay} ms`);
+    log(`hub link ${why}; reconnecting in ${delay} ms`, level);
     timer = setTimeout(connect, delay);
   };
 
@@ -169,14 +170,13 @@ export function dialHub(opts: DialOptions): Dialer {
       });
       opts.onLink(link);
     });
+    let connectError: string | null = null;
     ws.on('error', (e) => {
-      if (!opened && ws.readyState !== WebSocket.OPEN) {
-        // 'close' follows an error before open; retry from there to avoid double scheduling.
-        log(`hub ${opts.url}: ${e.message}`);
-      }
+      // 'close' follows an error before open; the retry there says both what failed and when next.
+      if (!opened && ws.readyState !== WebSocket.OPEN) connectError = e.message;
     });
     ws.on('close', () => {
-      if (!opened && timer === null && !stopped) retry('could not connect');
+      if (!opened && timer === null && !stopped) retry(`to ${opts.url} failed: ${connectError ?? 'could not connect'}`, null, 'warn');
     });
   }
 

@@ -13,6 +13,7 @@ import { TmuxError } from '../tmux/errors.js';
 import type { HostSinks } from './host-sinks.js';
 import { fleetEvent, resolvedEvent, type Fire } from './payload.js';
 import { contextStep, dueTrigger, markerFor } from './trigger.js';
+import type { LineLog } from '../../shared/log-level.js';
 
 export interface HostNotifierOptions {
   settings: NotifySettings & { on: readonly string[] };
@@ -21,7 +22,7 @@ export interface HostNotifierOptions {
   fleet?: (event: FleetNotification) => void;
   /** `[remote] share_prompt`: the prompt summary may travel to a hub. */
   sharePrompt?: boolean;
-  log?: (line: string) => void;
+  log?: LineLog;
 }
 
 const TIMEOUT = { timeoutMs: 3000 };
@@ -30,7 +31,7 @@ export class HostNotifier {
   /** Blocked episodes a hub was told about, by server and pane, until they end. */
   private readonly open = new Map<string, FleetNotification>();
   private readonly adopted = new Set<string>();
-  private readonly log: (line: string) => void;
+  private readonly log: LineLog;
 
   constructor(private readonly o: HostNotifierOptions) {
     this.log = o.log ?? (() => undefined);
@@ -42,7 +43,7 @@ export class HostNotifier {
       await this.run(engine, res, rows, server);
     } catch (e) {
       if (e instanceof TmuxError && e.kind === 'server-gone') return;
-      this.log(`notify: ${(e as Error).message}`);
+      this.log(`notify: ${(e as Error).message}`, 'warn');
     }
   }
 

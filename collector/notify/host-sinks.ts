@@ -10,6 +10,7 @@ import type { TmuxRunner } from '../tmux/runner.js';
 import type { NotifySettings } from '../config/config-types.js';
 import { clearFailure, recordFailure } from './failure-marker.js';
 import { commandFor, displayText, hookPayload, logLine, oscText, payloadEnv, type Fire } from './payload.js';
+import type { LineLog } from '../../shared/log-level.js';
 
 /** Commands running at once; past this the oldest is killed to make room (surfaces §4). */
 export const MAX_COMMANDS_IN_FLIGHT = 64;
@@ -28,7 +29,7 @@ export function displayEscape(text: string): string {
 export interface HostSinkOptions {
   settings: NotifySettings;
   env: NodeJS.ProcessEnv;
-  log?: (line: string) => void;
+  log?: LineLog;
   /**
    * A short-lived caller (`tma event` inside an agent's hook): a command is started in its own
    * process group and let go once its stdin is written, so the hook neither waits for it nor
@@ -40,7 +41,7 @@ export interface HostSinkOptions {
 export class HostSinks {
   private readonly running: ChildProcess[] = [];
   private readonly writes: Promise<void>[] = [];
-  private readonly log: (line: string) => void;
+  private readonly log: LineLog;
 
   constructor(private readonly o: HostSinkOptions) {
     this.log = o.log ?? (() => undefined);
@@ -49,7 +50,7 @@ export class HostSinks {
   /** Fire through every configured sink. Resolves once the quick ones are done; a command runs on. */
   async fire(f: Fire, runner: TmuxRunner): Promise<void> {
     const s = this.o.settings;
-    await this.display(f, runner).catch((e: Error) => this.log(`notify: display-message failed: ${e.message}`));
+    await this.display(f, runner).catch((e: Error) => this.log(`notify: display-message failed: ${e.message}`, 'warn'));
     if (s.bell || s.osc) await this.toTerminal(f, runner).catch(() => undefined);
     // The log line is written before the command starts, so a log shows what was attempted.
     if (s.log) this.appendLog(f, s.log);

@@ -5,6 +5,7 @@
 
 import { notificationKey, type FleetNotification } from '../../shared/notify.js';
 import type { CollectorFrame } from '../../shared/protocol.js';
+import type { LineLog } from '../../shared/log-level.js';
 
 /** Past this many unacknowledged notifications the oldest are dropped (a hub gone for days). */
 export const OUTBOX_MAX = 2000;
@@ -18,7 +19,7 @@ export class NotifyOutbox {
   private send: SendLive = () => false;
   private timer: ReturnType<typeof setInterval> | null = null;
 
-  constructor(private readonly opts: { max?: number; log?: (line: string) => void; now?: () => number } = {}) {}
+  constructor(private readonly opts: { max?: number; log?: LineLog; now?: () => number } = {}) {}
 
   /** Where frames go: true when a live link took it. */
   bind(send: SendLive): void {
@@ -34,7 +35,7 @@ export class NotifyOutbox {
     while (this.pending.size >= max) {
       const oldest = this.pending.keys().next().value as string;
       this.pending.delete(oldest);
-      this.opts.log?.('notify: too many notifications unacknowledged by the hub; dropping the oldest');
+      this.opts.log?.('notify: too many notifications unacknowledged by the hub; dropping the oldest', 'warn');
     }
     const now = (this.opts.now ?? Date.now)();
     this.pending.set(id, { event, sentAt: now });

@@ -83,6 +83,15 @@ describe('over a WebSocket collector', () => {
   let hub: TestHub;
   let collector: ChildProcess;
   let collectorLog = '';
+  /** The collector's log messages: its stderr is JSON lines (pino), one record each. */
+  const collectorMessages = () =>
+    collectorLog.split('\n').filter(Boolean).map((l) => {
+      try {
+        return String((JSON.parse(l) as { msg?: unknown }).msg ?? l);
+      } catch {
+        return l;
+      }
+    });
   let dir: string;
   let agent: StandIn;
   let otherAgent: StandIn;
@@ -163,8 +172,8 @@ describe('over a WebSocket collector', () => {
     expect(hubAudit).toHaveLength(2);
     expect(JSON.parse(hubAudit[0]!)).toMatchObject({ who: 'olga', host: 'build1', server, pane: agent.pane, action: 'approve', outcome: 'sent', cached: false });
     expect(JSON.parse(hubAudit[0]!).expect_episode_ms).toEqual(expect.any(Number));
-    await waitFor(() => (collectorLog.match(/remote act .*ws-slot-1/g) ?? []).length === 2, 'two collector audit lines');
-    const line = collectorLog.split('\n').find((l) => l.includes('ws-slot-1'))!;
+    await waitFor(() => collectorMessages().filter((l) => /remote act .*ws-slot-1/.test(l)).length === 2, 'two collector audit lines');
+    const line = collectorMessages().find((l) => l.includes('ws-slot-1'))!;
     expect(JSON.parse(line.slice(line.indexOf('{')))).toMatchObject({ who: 'olga', host: 'build1', server, pane: agent.pane, action: 'approve', outcome: 'sent' });
     for (const text of [...hub.logLines, collectorLog]) {
       expect(text).not.toContain(BLOCKED_TITLE);
@@ -177,7 +186,7 @@ describe('over a WebSocket collector', () => {
     expect(parse(r)).toMatchObject({ outcome: 'refused', reason: 'not-allowed', exit_code: 4, host: 'build1' });
     expect(r.code).toBe(4);
     // The host never announced it, so the hub answered alone.
-    const sent = collectorLog.match(/remote act .*"action":"shout"/g) ?? [];
+    const sent = collectorMessages().filter((l) => /remote act .*"action":"shout"/.test(l));
     expect(sent).toHaveLength(0);
     expect(existsSync(join(dir, 'shouted'))).toBe(false);
   });

@@ -23,7 +23,7 @@ const tokenFile = (name: keyof typeof TOKENS) => join(dir, `${name}.token`);
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'tma-cli-mistakes-'));
-  for (const name of Object.keys(TOKENS) as (keyof typeof TOKENS)[]) writeFileSync(tokenFile(name), `${TOKENS[name]}\n`);
+  for (const name of Object.keys(TOKENS) as (keyof typeof TOKENS)[]) writeFileSync(tokenFile(name), `${TOKENS[name]}\n`, { mode: 0o600 }); // private, as a real token file is
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -8,6 +8,7 @@ import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { pino, type Logger } from 'pino';
+import { LOG_LEVELS } from '../shared/log-level.js';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Transport } from '../shared/fleet.js';
 import type { FrameLink } from '../shared/link.js';
@@ -101,7 +102,12 @@ function rejectUpgrade(socket: Duplex, status: number, message: string): void {
 }
 
 function defaultLogger(): Logger {
-  return pino({ name: 'tma-hub', level: process.env.TMA_LOG_LEVEL ?? 'info', redact: ['authorization', 'token', '*.authorization', '*.token'] });
+  // Logs belong on stderr, as with the CLI's logger: stdout is for what a caller reads.
+  const level = (LOG_LEVELS as readonly string[]).includes(process.env.TMA_LOG_LEVEL ?? '') ? process.env.TMA_LOG_LEVEL! : 'info';
+  return pino(
+    { name: 'tma-hub', level, redact: ['authorization', 'token', '*.authorization', '*.token'] },
+    pino.destination({ fd: 2, sync: true }),
+  );
 }
 
 export async function startHub(opts: StartHubOptions): Promise<Hub> {

@@ -24,11 +24,11 @@ mkdirSync(process.env.TMUX_TMPDIR);
 const RUNNER = String.raw`
 import json, os, sys, time
 spec = json.load(sys.stdin)
-out = {name: [] for name, _ in spec["cmds"]}
+out = {name: [] for name, _, _ in spec["cmds"]}
 for _ in range(spec["rounds"]):
-    for name, argv in spec["cmds"]:
+    for name, argv, extra in spec["cmds"]:
         t0 = time.perf_counter()
-        pid = os.posix_spawn(argv[0], argv, spec["env"], file_actions=[(os.POSIX_SPAWN_OPEN, 1, "/dev/null", os.O_WRONLY, 0), (os.POSIX_SPAWN_OPEN, 2, "/dev/null", os.O_WRONLY, 0), (os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0)])
+        pid = os.posix_spawn(argv[0], argv, {**spec["env"], **extra}, file_actions=[(os.POSIX_SPAWN_OPEN, 1, "/dev/null", os.O_WRONLY, 0), (os.POSIX_SPAWN_OPEN, 2, "/dev/null", os.O_WRONLY, 0), (os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0)])
         _, status, ru = os.wait4(pid, 0)
         wall = time.perf_counter() - t0
         out[name].append([wall, ru.ru_utime + ru.ru_stime, os.waitstatus_to_exitcode(status)])
@@ -69,11 +69,13 @@ async function main(): Promise<void> {
       TMUX_PANE: first,
     };
     const tma = [process.execPath, join(REPO, 'bin/tma.js')];
-    const cmds: [string, string[]][] = [
-      ['node -e 0', [process.execPath, '-e', '0']],
-      ['tma status', [...tma, '-L', t.name, 'status']],
-      ['tma ls --json', [...tma, '-L', t.name, 'ls', '--json']],
-      ['tma event', [...tma, 'event', '--agent', 'claude', '--kind', 'Notification', '--socket-name', t.name]],
+    // The unbundled row runs the same status from the tsc output (dist/cli/), for comparison.
+    const cmds: [string, string[], Record<string, string>][] = [
+      ['node -e 0', [process.execPath, '-e', '0'], {}],
+      ['tma status', [...tma, '-L', t.name, 'status'], {}],
+      ['  unbundled', [...tma, '-L', t.name, 'status'], { TMA_BUNDLE: '0' }],
+      ['tma ls --json', [...tma, '-L', t.name, 'ls', '--json'], {}],
+      ['tma event', [...tma, 'event', '--agent', 'claude', '--kind', 'Notification', '--socket-name', t.name], {}],
     ];
     // Warm the manifest cache, as every run after a machine's first finds it.
     spawnSync(cmds[1]![1][0]!, cmds[1]![1].slice(1), { env, stdio: 'ignore' });
@@ -90,11 +92,11 @@ async function main(): Promise<void> {
     const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
     console.log(`start-up, ${ROUNDS} interleaved rounds, load average ${load}`);
     console.log('command          wall p50   wall p90   cpu p50    cpu p90    ×node wall  ×node cpu  modules  exit≠0');
-    for (const [name, argv] of cmds) {
+    for (const [name, argv, extra] of cmds) {
       const rows = out[name]!;
       const wall = rows.map((r) => r[0]);
       const cpu = rows.map((r) => r[1]);
-      const mods = name === 'node -e 0' ? 0 : modulesOf(argv, env).length;
+      const mods = name === 'node -e 0' ? 0 : modulesOf(argv, { ...env, ...extra }).length;
       const bad = rows.filter((r) => r[2] !== 0).length;
       console.log(
         `${name.padEnd(15)} ${ms(pct(wall, 50))}   ${ms(pct(wall, 90))}   ${ms(pct(cpu, 50))}    ${ms(pct(cpu, 90))}    ` +
@@ -102,7 +104,7 @@ async function main(): Promise<void> {
       );
     }
     if (process.env.BENCH_SHOW_MODULES) {
-      for (const [name, argv] of cmds.slice(1)) console.log(`\n${name}:\n${modulesOf(argv, env).map((u) => u.replace(`file://${REPO}/`, '  ')).join('\n')}`);
+      for (const [name, argv, extra] of cmds.slice(1)) console.log(`\n${name}:\n${modulesOf(argv, { ...env, ...extra }).map((u) => u.replace(`file://${REPO}/`, '  ')).join('\n')}`);
     }
   } finally {
     t.kill();

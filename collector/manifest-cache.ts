@@ -4,10 +4,10 @@
 // of every manifest file and the engine version, and revived from there while nothing changed.
 // Any change of a file, a new file or a new engine is a different key: the set is validated again.
 
+import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { fnv1a64 } from './core/fnv.js';
 import type { ManifestFile, ManifestIssue, ManifestSet } from './core/types.js';
 import { ENGINE_VERSION } from './core/version.js';
 import { bundledManifestDir, readManifestFiles, userManifestDir, type Env } from './manifest-dirs.js';
@@ -19,12 +19,14 @@ function cacheDir(env: Env): string {
   return join(xdg && isAbsolute(xdg) ? xdg : join(env['HOME'] || homedir(), '.cache'), 'tma');
 }
 
+// Hashed natively: a hash written in JS runs cold in a short-lived process and cost more than
+// reading the cache itself.
 function keyOf(bundled: ManifestFile[], user: ManifestFile[]): string {
-  const parts = [`v${FORMAT}`, ENGINE_VERSION];
+  const h = createHash('sha256').update(`v${FORMAT}\u0001${ENGINE_VERSION}`);
   for (const [tag, files] of [['b', bundled], ['u', user]] as const) {
-    for (const f of files) parts.push(`${tag}\u0000${f.path}\u0000${f.text}`);
+    for (const f of files) h.update(`\u0001${tag}\u0000${f.path}\u0000${f.text}`);
   }
-  return fnv1a64(parts.join('\u0001')).toString(16).padStart(16, '0');
+  return h.digest('hex').slice(0, 16);
 }
 
 /** Compiled regexes survive the round trip as their source and flags. */

@@ -1,9 +1,10 @@
 // The verbs a status bar or an agent's hook runs over and over must start without the heavy
 // packages (schema validation, TOML, logging, the hub's web stack, ssh). Not a timed test: every
 // module the process resolves is recorded by a preload (test/support/module-trace.mjs) and the
-// list is checked. A static import of, say, zod anywhere on these paths fails it.
+// list is checked. A static import of, say, zod anywhere on these paths fails it, and so does a
+// cache (manifests, config.toml) that stops sparing the validation.
 
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { REPO, ScratchTmux, tma } from '../support/scratch-tmux.js';
@@ -52,4 +53,11 @@ it('status, ls and the event fallback load none of the heavy packages once manif
   expect(t.option(pane, '@agent_name')).toBe('claude');
   expect(heavy(await packagesLoaded(['event', '--agent', 'claude', '--kind', 'UserPromptSubmit', ...server, '--payload', '-'], { ...env, TMUX_PANE: pane }))).toEqual([]);
   expect(t.option(pane, '@agent_state')).toBe('working');
+
+  // A config.toml (a status bar restyled) is validated once, then served from the cache too.
+  mkdirSync(join(t.dir, 'cfg', 'tma'), { recursive: true });
+  writeFileSync(join(t.dir, 'cfg', 'tma', 'config.toml'), '[status]\nworking = { glyph = "W", color = "colour33" }\n');
+  expect(await packagesLoaded([...server, 'status'], env)).toEqual(expect.arrayContaining(['smol-toml', 'zod']));
+  expect(heavy(await packagesLoaded([...server, 'status'], env))).toEqual([]);
+  expect((await tma([...server, 'status', '--format', 'plain'], { env })).stdout).toMatch(/W1/);
 });

@@ -1,8 +1,8 @@
 // Start-up cost of the one-shot verbs a status bar or an agent's hook runs over and over, next to
 // `node -e 0` measured in the same run, interleaved round by round so machine load hits all alike.
 // Against a scratch tmux server (private TMUX_TMPDIR) with two stand-in agents and two shells;
-// the manifest cache (XDG_CACHE_HOME, private too) is warmed once first, as it is on any machine
-// after the first run. Wall time and CPU time (user + sys of the process and the tmux clients it
+// the caches (XDG_CACHE_HOME, private too) are warmed once first, as they are on any machine
+// after the first run. Rows: status from the bundle, from the tsc output, and with a config.toml. Wall time and CPU time (user + sys of the process and the tmux clients it
 // waits for, from wait4's rusage) per command: median and p90, and the ratio of medians.
 // Then the modules each verb loads (test/support/module-trace.mjs).
 //
@@ -69,16 +69,19 @@ async function main(): Promise<void> {
       TMUX_PANE: first,
     };
     const tma = [process.execPath, join(REPO, 'bin/tma.js')];
+    const config = join(dir, 'config.toml');
+    writeFileSync(config, '[status]\nworking = { glyph = "W", color = "colour33" }\n');
     // The unbundled row runs the same status from the tsc output (dist/cli/), for comparison.
     const cmds: [string, string[], Record<string, string>][] = [
       ['node -e 0', [process.execPath, '-e', '0'], {}],
       ['tma status', [...tma, '-L', t.name, 'status'], {}],
       ['  unbundled', [...tma, '-L', t.name, 'status'], { TMA_BUNDLE: '0' }],
+      ['  +config.toml', [...tma, '-L', t.name, 'status'], { TMA_CONFIG: config }],
       ['tma ls --json', [...tma, '-L', t.name, 'ls', '--json'], {}],
       ['tma event', [...tma, 'event', '--agent', 'claude', '--kind', 'Notification', '--socket-name', t.name], {}],
     ];
-    // Warm the manifest cache, as every run after a machine's first finds it.
-    spawnSync(cmds[1]![1][0]!, cmds[1]![1].slice(1), { env, stdio: 'ignore' });
+    // Warm the caches (manifests, config), as every run after a machine's first finds them.
+    for (const [, argv, extra] of cmds.slice(1, 4)) spawnSync(argv[0]!, argv.slice(1), { env: { ...env, ...extra }, stdio: 'ignore' });
     const res = spawnSync('python3', ['-c', RUNNER], {
       input: JSON.stringify({ rounds: ROUNDS, cmds, env }),
       encoding: 'utf8',

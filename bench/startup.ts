@@ -7,6 +7,7 @@
 // Then the modules each verb loads (test/support/module-trace.mjs).
 //
 // Build, then run (not part of any test run):  npm run build && node dist/bench/startup.js [ROUNDS=20]
+//   (BENCH_BASELINE=DIR adds the same rows for another built checkout; BENCH_SHOW_MODULES=1 lists modules)
 
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -80,8 +81,21 @@ async function main(): Promise<void> {
       ['tma ls --json', [...tma, '-L', t.name, 'ls', '--json'], {}],
       ['tma event', [...tma, 'event', '--agent', 'claude', '--kind', 'Notification', '--socket-name', t.name], {}],
     ];
+    // BENCH_BASELINE=<another built checkout> adds its rows, e.g. the commit before a change.
+    const before = process.env.BENCH_BASELINE;
+    if (before) {
+      const old = [process.execPath, join(before, 'bin/tma.js')];
+      // Its own cache folder: each build keeps one manifest entry and would evict the other's.
+      const own = { XDG_CACHE_HOME: join(dir, 'cache-before') };
+      cmds.push(
+        ['before: status', [...old, '-L', t.name, 'status'], own],
+        ['before: +config', [...old, '-L', t.name, 'status'], { ...own, TMA_CONFIG: config }],
+        ['before: ls', [...old, '-L', t.name, 'ls', '--json'], own],
+        ['before: event', [...old, 'event', '--agent', 'claude', '--kind', 'Notification', '--socket-name', t.name], own],
+      );
+    }
     // Warm the caches (manifests, config), as every run after a machine's first finds them.
-    for (const [, argv, extra] of cmds.slice(1, 4)) spawnSync(argv[0]!, argv.slice(1), { env: { ...env, ...extra }, stdio: 'ignore' });
+    for (const [, argv, extra] of cmds.slice(1)) spawnSync(argv[0]!, argv.slice(1), { env: { ...env, ...extra }, stdio: 'ignore' });
     const res = spawnSync('python3', ['-c', RUNNER], {
       input: JSON.stringify({ rounds: ROUNDS, cmds, env }),
       encoding: 'utf8',

@@ -10,13 +10,13 @@
 // either layout. bin/tma.js runs the bundle when it is at least as new as the tsc output.
 
 import { build } from 'esbuild';
-import { rmSync } from 'node:fs';
+import { readdirSync, statSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outdir = `${root}dist/bundle/cli`;
-rmSync(outdir, { recursive: true, force: true });
-await build({
+const result = await build({
   absWorkingDir: root,
   entryPoints: ['cli/main.ts'],
   outdir,
@@ -28,4 +28,13 @@ await build({
   packages: 'external',
   chunkNames: '[name]-[hash]',
   logLevel: 'warning',
+  metafile: true,
 });
+
+// Chunk names carry a content hash. A collector or hub started from an earlier build may still
+// load one of its chunks lazily, so chunks of other builds are kept for a day, then removed.
+const written = new Set(Object.keys(result.metafile.outputs).map((f) => join(root, f)));
+for (const name of readdirSync(outdir)) {
+  const path = join(outdir, name);
+  if (!written.has(path) && Date.now() - statSync(path).mtimeMs > 86_400_000) unlinkSync(path);
+}

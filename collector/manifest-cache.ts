@@ -4,27 +4,19 @@
 // of every manifest file and the engine version, and revived from there while nothing changed.
 // Any change of a file, a new file or a new engine is a different key: the set is validated again.
 
-import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
-import { fnv1a64 } from './core/fnv.js';
+import { cacheDir, entryName, readEntry, writeEntry } from './disk-cache.js';
 import type { ManifestFile, ManifestIssue, ManifestSet } from './core/types.js';
 import { ENGINE_VERSION } from './core/version.js';
 import { bundledManifestDir, readManifestFiles, userManifestDir, type Env } from './manifest-dirs.js';
 
 const FORMAT = 1;
 
-function cacheDir(env: Env): string {
-  const xdg = env['XDG_CACHE_HOME'];
-  return join(xdg && isAbsolute(xdg) ? xdg : join(env['HOME'] || homedir(), '.cache'), 'tma');
-}
-
 function keyOf(bundled: ManifestFile[], user: ManifestFile[]): string {
   const parts = [`v${FORMAT}`, ENGINE_VERSION];
   for (const [tag, files] of [['b', bundled], ['u', user]] as const) {
     for (const f of files) parts.push(`${tag}\u0000${f.path}\u0000${f.text}`);
   }
-  return fnv1a64(parts.join('\u0001')).toString(16).padStart(16, '0');
+  return entryName('manifests', parts);
 }
 
 /** Compiled regexes survive the round trip as their source and flags. */
@@ -39,26 +31,12 @@ export function reviveSet(text: string): ManifestSet {
   }) as ManifestSet;
 }
 
-function readCache(path: string): ManifestSet | null {
+function readCache(dir: string, name: string): ManifestSet | null {
   try {
-    return reviveSet(readFileSync(path, 'utf8'));
+    const text = readEntry(dir, name);
+    return text === null ? null : reviveSet(text);
   } catch {
     return null;
-  }
-}
-
-/** Best effort: a cache that cannot be written only costs the next command the validation. */
-function writeCache(dir: string, name: string, set: ManifestSet): void {
-  try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const tmp = join(dir, `${name}.${process.pid}.tmp`);
-    writeFileSync(tmp, serializeSet(set), { mode: 0o600 });
-    renameSync(tmp, join(dir, name));
-    for (const old of readdirSync(dir)) {
-      if (old !== name && /^manifests-[0-9a-f]{16}\.json$/.test(old)) unlinkSync(join(dir, old));
-    }
-  } catch {
-    // read-only or full disk: fine
   }
 }
 
@@ -72,14 +50,14 @@ export async function loadAgentManifestsCached(opts: { manifestDir?: string | un
   const bundled = closed ? [] : readManifestFiles(bundledManifestDir());
   const user = readManifestFiles(closed ? opts.manifestDir! : userManifestDir(opts.env), readIssues);
   const dir = cacheDir(opts.env);
-  const name = `manifests-${keyOf(bundled, user)}.json`;
-  const set = readCache(join(dir, name)) ?? (await validate(bundled, user, dir, name));
+  const name = keyOf(bundled, user);
+  const set = readCache(dir, name) ?? (await validate(bundled, user, dir, name));
   return { manifests: set.manifests, issues: [...readIssues, ...set.issues] };
 }
 
 async function validate(bundled: ManifestFile[], user: ManifestFile[], dir: string, name: string): Promise<ManifestSet> {
   const { loadManifestSet } = await import('./core/manifest-load.js');
   const set = loadManifestSet(bundled, user);
-  writeCache(dir, name, set);
+  writeEntry(dir, 'manifests', name, serializeSet(set));
   return set;
 }

@@ -21,6 +21,6 @@ export async function loadConfig(flag: string | undefined, env: NodeJS.ProcessEn
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return DEFAULT_CONFIG;
     throw new ConfigError(`${path}: cannot read: ${(e as Error).message}`);
   }
-  const { parseConfig } = await import('./config-schema.js');
-  return parseConfig(path, text);
+  const { parseConfigCached } = await import('./config-cache.js');
+  return parseConfigCached(path, text, env);
 }

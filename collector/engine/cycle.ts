@@ -123,14 +123,18 @@ export class Engine {
   async cycle(opts: { recapture?: string } = {}): Promise<CycleResult> {
     const { runner, fold: cfg } = this.opts;
     const now = this.now();
+    // A one-shot verb's only cycle reads the server's facts in the same tmux call (one spawn less).
+    const factsToo = !this.server.known;
     const listing = runner.runChain([
       ['list-panes', '-a', '-F', LIST_PANES_FORMAT],
       ['show-options', '-sqv', KEY.lastPoll],
+      ...(factsToo ? [this.server.query()] : []),
     ]);
     // While tmux lists the panes, read the process trees under last cycle's pane roots: a
     // long-lived engine's roots rarely change, and the two reads then run on different cores.
     const early = this.roots.size ? this.opts.readProcs([...this.roots]).catch(() => null) : null;
-    const [listOut, lastPollOut] = await listing;
+    const [listOut, lastPollOut, factsOut] = await listing;
+    if (factsToo && factsOut !== undefined) this.server.prime(factsOut);
     const records = parsePaneList(listOut ?? '');
     const painted = this.painted;
     this.painted = new Set();

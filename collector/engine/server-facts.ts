@@ -18,8 +18,20 @@ export class ServerFacts {
 
   async get(): Promise<ServerInfo> {
     if (this.cached) return this.cached;
-    const out = (await this.runner.run(['display-message', '-p', '#{socket_path}\u001f#{pid}\u001f#{start_time}'])).trim();
-    const [socketPath = '', pid = '0', start = '0'] = out.split('\u001f');
+    return this.prime(await this.runner.run(this.query()));
+  }
+
+  /** The facts are not read yet: a caller may chain `query()` into its own tmux call and `prime()`. */
+  get known(): boolean {
+    return this.cached !== null;
+  }
+
+  query(): string[] {
+    return ['display-message', '-p', '#{socket_path}\u001f#{pid}\u001f#{start_time}'];
+  }
+
+  prime(output: string): ServerInfo {
+    const [socketPath = '', pid = '0', start = '0'] = output.trim().split('\u001f');
     this.cached = { socketPath, pid: Number(pid) || 0, startTime: Number(start) || 0, incarnation: `${pid}-${start}` };
     return this.cached;
   }

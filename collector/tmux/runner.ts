@@ -2,7 +2,6 @@
 
 import type { ServerTarget } from './target.js';
 import { SpawnRunner } from './spawn-runner.js';
-import { ControlRunner } from './control-runner.js';
 
 export const DEFAULT_TIMEOUT_MS = 3000;
 
@@ -40,6 +39,8 @@ export interface OpenRunnerOptions {
 export async function openRunner(target: ServerTarget, opts: OpenRunnerOptions): Promise<TmuxRunner> {
   const base = { target, bin: opts.bin, env: opts.env ?? process.env };
   if (opts.mode === 'spawn') return new SpawnRunner(base);
+  // Loaded only here: one-shot verbs (status, ls, event) spawn, and need none of it.
+  const { ControlRunner } = await import('./control-runner.js');
   const runner = new ControlRunner({ ...base, output: opts.output ?? false });
   await runner.connect();
   return runner;

@@ -1,0 +1,40 @@
+// Bundles the command line into dist/bundle/cli/ (run by `npm run build`, after tsc), so a
+// one-shot verb such as `tma status` loads a handful of files instead of every module it touches.
+// Each verb stays lazily loaded: code splitting turns every `await import()` of cli/main.ts into
+// its own chunk, and npm packages stay outside the bundle (imported from node_modules as before),
+// so zod, hono, pino and friends still load only for the verbs that use them.
+//
+// The chunks sit three folders below the package root, as the tsc output's modules do
+// (dist/cli/verbs/x.js), and flat in one folder: code that finds the package's own files relative
+// to its module (bin/tma-hook, hub/web/, bin/tma.js, manifests/) resolves them the same way from
+// either layout. bin/tma.js runs the bundle when it is at least as new as the tsc output.
+
+import { build } from 'esbuild';
+import { readdirSync, statSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const outdir = `${root}dist/bundle/cli`;
+const result = await build({
+  absWorkingDir: root,
+  entryPoints: ['cli/main.ts'],
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  packages: 'external',
+  chunkNames: '[name]-[hash]',
+  logLevel: 'warning',
+  metafile: true,
+});
+
+// Chunk names carry a content hash. A collector or hub started from an earlier build may still
+// load one of its chunks lazily, so chunks of other builds are kept for a day, then removed.
+const written = new Set(Object.keys(result.metafile.outputs).map((f) => join(root, f)));
+for (const name of readdirSync(outdir)) {
+  const path = join(outdir, name);
+  if (!written.has(path) && Date.now() - statSync(path).mtimeMs > 86_400_000) unlinkSync(path);
+}

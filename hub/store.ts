@@ -572,6 +572,14 @@ export class FleetStore {
 
   /** `documentText` as UTF-8 bytes: what a full read sends, without a string of the whole fleet. */
   documentBytes(selector: Selector = EMPTY_SELECTOR): Buffer {
+    return Buffer.concat(this.documentParts(selector));
+  }
+
+  /**
+   * `documentBytes` in parts, to be sent in order as one text. The rows' part is cached per store
+   * version and shared by every caller, so handing the document to many readers copies nothing.
+   */
+  documentParts(selector: Selector = EMPTY_SELECTOR): Buffer[] {
     const hosts = this.orderedHosts(selector.host);
     let agents: Buffer;
     if (isEmptySelector(selector)) {
@@ -586,7 +594,7 @@ export class FleetStore {
       agents = Buffer.from(this.agentsText(hosts, selector), 'utf8');
     }
     const hostText = hosts.map((h) => this.hostStatusText(h.host)!).join(',');
-    return Buffer.concat([DOC_HEAD, agents, Buffer.from(`],"hosts":[${hostText}]}`, 'utf8')]);
+    return [DOC_HEAD, agents, Buffer.from(`],"hosts":[${hostText}]}`, 'utf8')];
   }
 
   private agentsBytes(hosts: HostRecord[]): Buffer {

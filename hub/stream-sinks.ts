@@ -11,8 +11,12 @@ export const CLOSE_TOO_SLOW = 4008;
 
 export interface StreamSink {
   readonly kind: SubscriberKind;
-  /** Queue one JSON text (a Buffer holds it as UTF-8). Calls the sink's slow callback when the reader is behind. */
-  write(text: string | Buffer): void;
+  /**
+   * Queue one JSON text (a Buffer holds it as UTF-8; an array of Buffers is one text in parts, so
+   * a large document shared by many readers is queued without a copy per reader). Calls the
+   * sink's slow callback when the reader is behind.
+   */
+  write(text: StreamText): void;
   keepalive(): void;
   /** The backlog has drained enough that a paused reader can be sent a fresh document. */
   caughtUp(): boolean;
@@ -21,6 +25,13 @@ export interface StreamSink {
   /** Orderly end (hub shutdown). */
   end(): void;
   onGone(cb: () => void): void;
+}
+
+export type StreamText = string | Buffer | readonly Buffer[];
+
+/** The whole text of a `StreamText`, for callers that need it in one piece. */
+export function streamTextString(t: StreamText): string {
+  return typeof t === 'string' ? t : Buffer.isBuffer(t) ? t.toString('utf8') : Buffer.concat(t).toString('utf8');
 }
 
 export interface SinkLimits {
@@ -39,7 +50,9 @@ export function wsSink(ws: WebSocket, limits: SinkLimits, slow: (reason: string)
       // Judged before queueing, so one large document is never a fault on its own; unread
       // earlier messages are.
       if (over()) return slow(`send backlog ${ws.bufferedAmount} bytes over ${limits.maxBufferedBytes}`);
-      ws.send(text, { binary: false });
+      if (typeof text === 'string' || Buffer.isBuffer(text)) return ws.send(text, { binary: false });
+      // One text message in fragments: each part is queued as it is, shared with other readers.
+      text.forEach((part, i) => ws.send(part, { binary: false, fin: i === text.length - 1 }));
     },
     keepalive() {
       if (ws.readyState === ws.OPEN) ws.ping();
@@ -67,13 +80,15 @@ const SSE_END = Buffer.from('\n\n');
 
 export function sseSink(res: ServerResponse, limits: SinkLimits, slow: (reason: string) => void): StreamSink {
   let stalled: NodeJS.Timeout | null = null;
-  const push = (chunk: string | Buffer) => {
+  /** One message's chunks, judged once so a message is never cut between its parts. */
+  const push = (...chunks: (string | Buffer)[]) => {
     if (res.destroyed || res.writableEnded) return;
     if (res.writableLength > limits.maxBufferedBytes) {
       slow(`send backlog ${res.writableLength} bytes over ${limits.maxBufferedBytes}`);
       return;
     }
-    const ok = res.write(chunk);
+    let ok = true;
+    for (const c of chunks) ok = res.write(c);
     if (!ok && !stalled) {
       stalled = setTimeout(() => slow(`stream not drained within ${limits.drainTimeoutMs} ms`), limits.drainTimeoutMs);
       stalled.unref();
@@ -90,7 +105,8 @@ export function sseSink(res: ServerResponse, limits: SinkLimits, slow: (reason: 
   return {
     kind: 'sse',
     write(text) {
-      push(typeof text === 'string' ? `data: ${text}\n\n` : Buffer.concat([SSE_DATA, text, SSE_END]));
+      if (typeof text === 'string') return push(`data: ${text}\n\n`);
+      push(SSE_DATA, ...(Buffer.isBuffer(text) ? [text] : text), SSE_END);
     },
     keepalive() {
       push(': keepalive\n\n');

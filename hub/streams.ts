@@ -81,15 +81,17 @@ export class StreamHub {
     this.dirty = false;
     const id = this.nextId++;
     const sink = make((reason) => this.slow(id, reason));
-    const text = this.store.documentBytes(selector);
+    // The parts are shared with every reader joining at this version: no copy of the fleet per reader.
+    const parts = this.store.documentParts(selector);
     const sub: Subscriber = {
-      id, sink, selector, selectorKey: JSON.stringify(selector), mode: m, lastText: text, behind: false, alive: true,
+      id, sink, selector, selectorKey: JSON.stringify(selector), mode: m,
+      lastText: m === 'documents' ? Buffer.concat(parts) : null, behind: false, alive: true,
     };
     this.subs.set(id, sub);
     this.o.metrics.subscriberCount(sink.kind, 1);
     sink.onGone(() => this.remove(sub));
     this.o.logger.info({ subscriber: id, transport: sink.kind, mode: m }, 'subscriber joined');
-    sink.write(text);
+    sink.write(parts);
     return id;
   }
 
@@ -122,7 +124,7 @@ export class StreamHub {
         }
         sub.behind = false;
         this.o.logger.info({ subscriber: sub.id }, 'subscriber caught up; fresh document sent');
-        sub.sink.write(this.store.documentBytes(sub.selector));
+        sub.sink.write(this.store.documentParts(sub.selector));
       }
       if (waiting === 0 && this.catchUpTimer) {
         clearInterval(this.catchUpTimer);

@@ -7,7 +7,8 @@
 // send → edge on one clock. Rates count rows; `--batch` rows of one host share a delta frame.
 // Phases: the target mix (50 events + 10 changes) at 1,000 rows/s first, so its RSS is not inflated
 // by the phases after it; then 0, 1 and 50 subscribers of each mode (10 for documents) at 1,000/s;
-// then the target mix at rising rates. `--short` runs the target mix at 1k and 20k only.
+// then the target mix at rising rates. `--short` runs the target mix at 1k and 20k only;
+// `--costs-only` only the in-process costs.
 
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -16,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import type { HubConfig } from '../hub/config.js';
 import { startHub } from '../hub/server.js';
+import { hubCosts } from './hub-costs.js';
 import { PANES, generator, pct, subscribers, type GeneratorStart } from './hub-load.js';
 
 type Msg = Record<string, unknown>;
@@ -51,13 +53,18 @@ async function main(): Promise<void> {
     listen: { host: '127.0.0.1', port: 0 }, staleAfterMs: null, lostAfterMs: 86_400_000,
     collectors: hosts, clients: [{ name: 'bench', token: viewer, role: 'viewer' }], ssh: [],
   };
+  // The in-process costs run in a process of their own, so the hub's memory figures start clean.
+  console.log('in-process costs (CPU time, each beside its baseline):');
+  await new Promise((resolve) => fork(fileURLToPath(import.meta.url), ['--costs', String(n), String(batch), String(share)], { stdio: 'inherit', execArgv: ['--expose-gc'] }).once('exit', resolve));
+  console.log('');
+  if (process.argv.includes('--costs-only')) return;
   const memEmpty = memory();
   // Every simulated collector connects from loopback: lift the per-address cap that guards a real hub.
   const hub = await startHub({ config, logger: pino({ level: 'silent' }), connectionLimits: { perAddress: 4 * n, total: 4 * n + 256 } });
   const me = fileURLToPath(import.meta.url);
   const children: ChildProcess[] = [];
   const spawn = (role: string) => {
-    const c = fork(me, [role], { stdio: 'inherit' });
+    const c = fork(me, [role], { stdio: 'inherit', execArgv: [] });
     children.push(c);
     return c;
   };
@@ -142,7 +149,9 @@ async function main(): Promise<void> {
 }
 
 const role = process.argv[2];
-if (role === '--generator') {
+if (role === '--costs') {
+  hubCosts(Number(process.argv[3]), Number(process.argv[4]), Number(process.argv[5]));
+} else if (role === '--generator') {
   process.once('message', (m: GeneratorStart) => {
     generator(m).catch((e: unknown) => {
       console.error(e);

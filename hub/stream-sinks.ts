@@ -17,6 +17,8 @@ export interface StreamSink {
    * sink's slow callback when the reader is behind.
    */
   write(text: StreamText): void;
+  /** Run `fn`'s writes as one: they reach the socket together, in one system call where it can. */
+  batch?(fn: () => void): void;
   keepalive(): void;
   /** The backlog has drained enough that a paused reader can be sent a fresh document. */
   caughtUp(): boolean;
@@ -53,6 +55,17 @@ export function wsSink(ws: WebSocket, limits: SinkLimits, slow: (reason: string)
       if (typeof text === 'string' || Buffer.isBuffer(text)) return ws.send(text, { binary: false });
       // One text message in fragments: each part is queued as it is, shared with other readers.
       text.forEach((part, i) => ws.send(part, { binary: false, fin: i === text.length - 1 }));
+    },
+    batch(fn) {
+      // ws keeps its socket private; a flush's several messages to one reader cost one write.
+      const sock = (ws as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+      if (!sock) return fn();
+      sock.cork();
+      try {
+        fn();
+      } finally {
+        sock.uncork();
+      }
     },
     keepalive() {
       if (ws.readyState === ws.OPEN) ws.ping();
@@ -107,6 +120,14 @@ export function sseSink(res: ServerResponse, limits: SinkLimits, slow: (reason: 
     write(text) {
       if (typeof text === 'string') return push(`data: ${text}\n\n`);
       push(SSE_DATA, ...(Buffer.isBuffer(text) ? [text] : text), SSE_END);
+    },
+    batch(fn) {
+      res.cork();
+      try {
+        fn();
+      } finally {
+        res.uncork();
+      }
     },
     keepalive() {
       push(': keepalive\n\n');

@@ -189,10 +189,14 @@ export class StreamHub {
         if (sameBytes(text, sub.lastText)) continue;
         sub.lastText = text;
       }
-      for (const line of out) {
-        if (!sub.alive || sub.behind) break;
-        sub.sink.write(line);
-      }
+      const send = () => {
+        for (const line of out) {
+          if (!sub.alive || sub.behind) break;
+          sub.sink.write(line);
+        }
+      };
+      if (out.length > 1 && sub.sink.batch) sub.sink.batch(send);
+      else send();
     }
   }
 

@@ -48,7 +48,8 @@ function countingSink(): StreamSink & { bytes: number } {
 
 export function hubCosts(hostCount: number, batch: number, share: number): void {
   gc();
-  const heap0 = process.memoryUsage().heapUsed;
+  const held = () => process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+  const heap0 = held();
   const store = new FleetStore();
   const owners: object[] = [];
   const hosts = Array.from({ length: hostCount }, (_, i) => `c${i}`);
@@ -60,7 +61,7 @@ export function hubCosts(hostCount: number, batch: number, share: number): void 
   });
   store.documentBytes();
   gc();
-  const heapRows = process.memoryUsage().heapUsed - heap0;
+  const heapRows = held() - heap0;
   const rows = hostCount * PANES;
 
   // Frames as a collector sends them: `batch` rows of one host, a share changing state class.
@@ -145,5 +146,5 @@ export function hubCosts(hostCount: number, batch: number, share: number): void 
     store.documentBytes();
   }, 5);
   console.log(`/v1/agents body at ${rows} rows after 50 rows changed: ${readMs.toFixed(1)} CPU ms, bare JSON.stringify of the same rows ${stringifyMs.toFixed(1)} (×${(readMs / stringifyMs).toFixed(2)})`);
-  console.log(`heap held for ${rows} rows: ${(heapRows / 1e6).toFixed(0)} MB (${(heapRows / rows).toFixed(0)} bytes a row; a row's JSON is ${Buffer.byteLength(JSON.stringify(plain.agents[0]))} bytes)`);
+  console.log(`memory held for ${rows} rows (heap and buffers): ${(heapRows / 1e6).toFixed(0)} MB (${(heapRows / rows).toFixed(0)} bytes a row; a row's JSON is ${Buffer.byteLength(JSON.stringify(plain.agents[0]))} bytes)`);
 }

@@ -4,6 +4,8 @@
 // token counter and send time into that text. Several rows of one host travel in one delta frame,
 // as a collector's cycle sends them, and the rate counts rows, not frames.
 
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { WebSocket } from 'ws';
 import { HEARTBEAT_MS } from '../shared/protocol.js';
 import { protocolRowObject, type ProtocolRow } from '../shared/row.js';
@@ -115,6 +117,20 @@ export async function generator(o: GeneratorStart): Promise<void> {
   });
 }
 
+/** Ms to fetch `body` from a bare node:http server: what moving those bytes costs without the hub. */
+async function bareFetch(body: Buffer): Promise<number> {
+  const server = createServer((_req, res) => res.end(body));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const t = performance.now();
+    const r = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { headers: { connection: 'close' } });
+    await r.text();
+    return performance.now() - t;
+  } finally {
+    server.close();
+  }
+}
+
 /** Subscribers (and /v1/agents readers) in one process; only one stream per mode samples latency. */
 export async function subscribers(url: string, token: string): Promise<void> {
   let open: { ws: WebSocket; mode: string }[] = [];
@@ -160,6 +176,7 @@ export async function subscribers(url: string, token: string): Promise<void> {
       // Full reads over HTTP, each beside a bare JSON.stringify of the rows it returned (same machine, same moment).
       const ms: number[] = [];
       const base: number[] = [];
+      const floor: number[] = [];
       for (let i = 0; i < 5; i++) {
         await new Promise((r) => setTimeout(r, 40));
         const t = performance.now();
@@ -171,11 +188,12 @@ export async function subscribers(url: string, token: string): Promise<void> {
           const t2 = performance.now();
           JSON.stringify({ schema: 1, agents });
           base.push(performance.now() - t2);
+          floor.push(await bareFetch(Buffer.from(body)));
         } catch {
           // A loaded machine can lose a request to a socket race; the figure is the ones that completed.
         }
       }
-      process.send!({ ms, base });
+      process.send!({ ms, base, floor });
     } else if (m.cmd === 'close') {
       const report = {
         events: [...lat.events!],

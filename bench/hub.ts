@@ -85,8 +85,10 @@ async function main(): Promise<void> {
   console.log(`hub memory after gc: empty hub rss ${mb(memEmpty.rss)} MB heap ${mb(memEmpty.heap)} MB; ${rows} rows loaded rss ${mb(memLoaded.rss)} MB heap ${mb(memLoaded.heap)} MB external ${mb(memLoaded.external)} MB (buffers ${mb(memLoaded.buffers)} MB)`);
   console.log('');
   console.log('offered/applied: rows per second; hub CPU: share of one core; ms/1k: hub CPU ms per 1,000 rows applied (load-independent)');
-  console.log('/v1/agents: a full read over HTTP from another process while updates flow; stringify: a bare JSON.stringify of the same rows, timed next to it');
-  console.log('offered  subscribers              applied  hub CPU  ms/1k  RSS MB  heap MB  edge p50/p99 ms  changes p50/p99 ms  /v1/agents ms  stringify ms  ratio  dropped');
+  console.log('RSS: the phase\'s peak; heap/ext: V8 heap committed and memory outside it (buffers, sockets) at that peak');
+  console.log('/v1/agents: a full read over HTTP from another process while updates flow; stringify: a bare JSON.stringify of the same rows, timed next to it;');
+  console.log('  transfer: the same bytes fetched from a bare node:http server in the reader\'s process (the loopback and client floor)');
+  console.log('offered  subscribers              applied  hub CPU  ms/1k  RSS MB  heap/ext MB  edge p50/p99 ms  changes p50/p99 ms  /v1/agents ms  stringify ms  ratio  transfer ms  dropped');
 
   const dropped = () => [...hub.metrics.subscribersDropped.values()].reduce((a, b) => a + b, 0);
   async function phase(rate: number, mix: Record<string, number>): Promise<{ applied: number }> {
@@ -97,11 +99,14 @@ async function main(): Promise<void> {
     const applied0 = hub.metrics.framesApplied;
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    let rss = process.memoryUsage().rss;
-    const rssTimer = setInterval(() => (rss = Math.max(rss, process.memoryUsage().rss)), 100);
+    // Peak RSS, and where it was at that moment: V8 heap (committed) and memory outside it.
+    let peak = process.memoryUsage();
+    const rssTimer = setInterval(() => {
+      if (process.memoryUsage.rss() > peak.rss) peak = process.memoryUsage();
+    }, 100);
     const sending = Promise.all(genProcs.map((g) => ask(g, { rate: rate / gens, secs })));
     await new Promise((r) => setTimeout(r, (secs * 1000) / 3));
-    const agents = (await ask(subProcs[0]!, { cmd: 'agents' })) as { ms: number[]; base: number[] };
+    const agents = (await ask(subProcs[0]!, { cmd: 'agents' })) as { ms: number[]; base: number[]; floor: number[] };
     const sent = (await sending) as unknown as { rows: number; secs: number }[];
     const sentFrames = sent.reduce((a, s) => a + s.rows / batch, 0);
     const deadline = Date.now() + 3000;
@@ -110,7 +115,6 @@ async function main(): Promise<void> {
     const c = process.cpuUsage(cpu0);
     clearInterval(rssTimer);
     await new Promise((r) => setTimeout(r, 300));
-    const heap = process.memoryUsage().heapUsed;
     const reps = (await Promise.all(subProcs.map((s) => ask(s, { cmd: 'close' })))) as unknown as { events: number[]; changes: number[]; closedEarly: number }[];
     const ev = reps.flatMap((r) => r.events);
     const ch = reps.flatMap((r) => r.changes);
@@ -121,10 +125,11 @@ async function main(): Promise<void> {
     const lat = (x: number[]) => (x.length ? `${pct(x, 0.5).toFixed(0)}/${pct(x, 0.99).toFixed(0)}` : '-');
     const am = pct(agents.ms, 0.5);
     const bm = pct(agents.base, 0.5);
+    const fm = pct(agents.floor, 0.5);
     const cpuPerK = ((c.user + c.system) / 1e3 / Math.max(1, appliedRows)) * 1000;
     console.log(
-      `${String(rate).padEnd(9)}${name.padEnd(25)}${applied.toFixed(0).padStart(7)}  ${(cpu * 100).toFixed(0).padStart(6)}%  ${cpuPerK.toFixed(0).padStart(5)}  ${mb(rss).padStart(6)}  ${mb(heap).padStart(7)}  ` +
-        `${lat(ev).padStart(15)}  ${lat(ch).padStart(18)}  ${am.toFixed(1).padStart(13)}  ${bm.toFixed(1).padStart(12)}  ${(am / bm).toFixed(2).padStart(5)}  ${dropped() - d0 + reps.reduce((a, r) => a + r.closedEarly, 0)}`,
+      `${String(rate).padEnd(9)}${name.padEnd(25)}${applied.toFixed(0).padStart(7)}  ${(cpu * 100).toFixed(0).padStart(6)}%  ${cpuPerK.toFixed(0).padStart(5)}  ${mb(peak.rss).padStart(6)}  ${`${mb(peak.heapTotal)}/${mb(peak.external)}`.padStart(11)}  ` +
+        `${lat(ev).padStart(15)}  ${lat(ch).padStart(18)}  ${am.toFixed(1).padStart(13)}  ${bm.toFixed(1).padStart(12)}  ${(am / bm).toFixed(2).padStart(5)}  ${fm.toFixed(1).padStart(11)}  ${dropped() - d0 + reps.reduce((a, r) => a + r.closedEarly, 0)}`,
     );
     return { applied };
   }

@@ -32,29 +32,40 @@ export function fleetRow(e: RowEntry, stale: boolean): FleetRow {
 /** Same text means same row: nothing a reader sees changed. */
 export const sameEntry = (a: RowEntry, b: RowEntry): boolean => a.head === b.head;
 
-/** A host's rows in fleet order, one list per state rank, with each rank's joined text. */
+/** A host's rows in fleet order, one list per state rank, with each rank's rows as JSON bytes. */
 export interface HostPieces {
   byRank: RowEntry[][];
-  text: string[];
-  /** `text` encoded as UTF-8, made on first use: a full read copies bytes instead of encoding. */
-  bytes: (Buffer | null)[];
+  /**
+   * Each rank's rows joined by commas, as UTF-8. Only the bytes are kept (not a string as well):
+   * a full read copies them, and nothing else reads a host's rows as one text.
+   */
+  bytes: Buffer[];
   stale: boolean;
 }
 
 export function piecesBytes(p: HostPieces, rank: number): Buffer {
-  return (p.bytes[rank] ??= Buffer.from(p.text[rank]!, 'utf8'));
+  return p.bytes[rank]!;
+}
+
+/** Bytes of their own, outside Buffer's shared pool, so a kept piece never pins a pool slab. */
+function ownBytes(text: string): Buffer {
+  const b = Buffer.allocUnsafeSlow(Buffer.byteLength(text, 'utf8'));
+  b.write(text, 'utf8');
+  return b;
 }
 
 export function buildPieces(entries: Iterable<RowEntry>, stale: boolean): HostPieces {
   const byRank: RowEntry[][] = Array.from({ length: RANKS }, () => []);
   for (const e of entries) byRank[e.rank]!.push(e);
-  const text: string[] = [];
+  const bytes: Buffer[] = [];
   for (const list of byRank) {
     list.sort((a, b) => compareFleetRows(a.row, b.row));
-    text.push(list.map((e) => rowText(e, stale)).join(','));
+    bytes.push(list.length ? ownBytes(list.map((e) => rowText(e, stale)).join(',')) : EMPTY);
   }
-  return { byRank, text, bytes: text.map(() => null), stale };
+  return { byRank, bytes, stale };
 }
+
+const EMPTY = Buffer.alloc(0);
 
 /** Insert into a sorted array of strings (binary search): the host order changes only here. */
 export function insertSorted(list: string[], v: string): void {

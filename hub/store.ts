@@ -604,7 +604,7 @@ export class FleetStore {
     for (let r = 0; r < RANKS; r++) {
       for (const h of hosts) {
         const p = this.piecesOf(h);
-        if (!p.text[r]) continue;
+        if (p.bytes[r]!.length === 0) continue;
         if (parts.length) parts.push(COMMA);
         parts.push(piecesBytes(p, r));
       }

@@ -39,8 +39,6 @@ function rowTemplate(host: string, pane: number): string[] {
 export interface GeneratorStart {
   url: string;
   hosts: { host: string; token: string }[];
-  /** Rows per delta frame. */
-  batch: number;
   /** Share of row updates that change the row's state class (an edge). */
   share: number;
 }
@@ -77,8 +75,8 @@ export async function generator(o: GeneratorStart): Promise<void> {
   process.send!({ ready: true });
   let next = 0;
   let paneCursor = 0;
-  const batch = Math.min(o.batch, PANES);
-  process.on('message', async (m: { rate: number; secs: number }) => {
+  process.on('message', async (m: { rate: number; secs: number; batch: number }) => {
+    const batch = Math.min(m.batch, PANES);
     let rows = 0;
     let classChanges = 0;
     const started = Date.now();
@@ -177,7 +175,7 @@ export async function subscribers(url: string, token: string): Promise<void> {
       const ms: number[] = [];
       const base: number[] = [];
       const floor: number[] = [];
-      for (let i = 0; i < 5; i++) {
+      for (let i = 0; i < 3; i++) {
         await new Promise((r) => setTimeout(r, 40));
         const t = performance.now();
         try {

@@ -1,10 +1,12 @@
 // Hub throughput, memory and read latency while people watch it, each figure beside a baseline
 // from the same run. Build first, then run:
-//   npm run build && node --expose-gc dist/bench/hub.js [--short] [--collectors=1000] [--secs=5] [--gens=3] [--batch=5] [--share=0.1]
+//   npm run build && node --expose-gc dist/bench/hub.js [--short] [--collectors=1000] [--secs=5] [--gens=3] [--batch=N] [--share=0.1]
 // This process runs only the hub, so its CPU and RSS are the hub's. `--gens` child processes play
 // the collectors over real WebSockets (bench/hub-load.ts), two more hold the subscribers and time
 // `/v1/agents` over HTTP. Each row update carries its send time in `repo`, so a subscriber measures
-// send → edge on one clock. Rates count rows; `--batch` rows of one host share a delta frame.
+// send → edge on one clock. Rates count rows. Rows of one host share a delta frame as a collector's
+// cycle sends them: by default each host sends about one frame a second (rate ÷ hosts rows, 1–20);
+// `--batch=N` fixes the rows per frame instead.
 // Phases: the target mix (50 events + 10 changes) at 1,000 rows/s first, so its RSS is not inflated
 // by the phases after it; then 0, 1 and 50 subscribers of each mode (10 for documents) at 1,000/s;
 // then the target mix at rising rates. `--short` runs the target mix at 1k and 20k only;
@@ -45,7 +47,8 @@ async function main(): Promise<void> {
   const n = flag('collectors', 1000);
   const secs = Math.min(flag('secs', short ? 4 : 5), 30);
   const gens = Math.max(1, flag('gens', 3));
-  const batch = Math.max(1, flag('batch', 5));
+  const fixedBatch = flag('batch', 0);
+  const batchAt = (rate: number) => Math.min(PANES, Math.max(1, fixedBatch || Math.round(rate / n)));
   const share = flag('share', 0.1);
   const hosts = Array.from({ length: n }, (_, i) => ({ host: `c${i}`, token: randomBytes(16).toString('hex') }));
   const viewer = randomBytes(16).toString('hex');
@@ -55,7 +58,7 @@ async function main(): Promise<void> {
   };
   // The in-process costs run in a process of their own, so the hub's memory figures start clean.
   console.log('in-process costs (CPU time, each beside its baseline):');
-  await new Promise((resolve) => fork(fileURLToPath(import.meta.url), ['--costs', String(n), String(batch), String(share)], { stdio: 'inherit', execArgv: ['--expose-gc'] }).once('exit', resolve));
+  await new Promise((resolve) => fork(fileURLToPath(import.meta.url), ['--costs', String(n), String(fixedBatch || 5), String(share)], { stdio: 'inherit', execArgv: ['--expose-gc'] }).once('exit', resolve));
   console.log('');
   if (process.argv.includes('--costs-only')) return;
   const memEmpty = memory();
@@ -72,7 +75,7 @@ async function main(): Promise<void> {
   const subProcs = [spawn('--subscribers'), spawn('--subscribers')];
   await Promise.all(
     genProcs.map((g, i) =>
-      ask(g, { url: hub.url, hosts: hosts.filter((_, k) => k % gens === i), batch, share } satisfies GeneratorStart as unknown as Msg),
+      ask(g, { url: hub.url, hosts: hosts.filter((_, k) => k % gens === i), share } satisfies GeneratorStart as unknown as Msg),
     ),
   );
   await Promise.all(subProcs.map((s) => ask(s, { url: hub.url, token: viewer })));
@@ -80,15 +83,15 @@ async function main(): Promise<void> {
   const rows = n * PANES;
   const memLoaded = memory();
 
-  console.log(`hub bench: ${n} collectors × ${PANES} panes = ${rows} rows; ${secs}s per phase; ${gens} generator processes; ${batch} rows per delta frame; ${Math.round(share * 100)}% of updates change a state class`);
+  console.log(`hub bench: ${n} collectors × ${PANES} panes = ${rows} rows; ${secs}s per phase; ${gens} generator processes; ${fixedBatch ? `${fixedBatch} rows a delta frame` : 'rows a frame = rate ÷ hosts (1–20)'}; ${Math.round(share * 100)}% of updates change a state class`);
   console.log(`machine: ${cpus().length} cores, shared; load average at start ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   console.log(`hub memory after gc: empty hub rss ${mb(memEmpty.rss)} MB heap ${mb(memEmpty.heap)} MB; ${rows} rows loaded rss ${mb(memLoaded.rss)} MB heap ${mb(memLoaded.heap)} MB external ${mb(memLoaded.external)} MB (buffers ${mb(memLoaded.buffers)} MB)`);
   console.log('');
-  console.log('offered/applied: rows per second; hub CPU: share of one core; ms/1k: hub CPU ms per 1,000 rows applied (load-independent)');
+  console.log('offered/sent/applied: rows per second (asked of the generators, sent by them, applied by the hub); hub CPU: share of one core; ms/1k: hub CPU ms per 1,000 rows applied (load-independent)');
   console.log('RSS: the phase\'s peak; heap/ext: V8 heap committed and memory outside it (buffers, sockets) at that peak');
   console.log('/v1/agents: a full read over HTTP from another process while updates flow; stringify: a bare JSON.stringify of the same rows, timed next to it;');
   console.log('  transfer: the same bytes fetched from a bare node:http server in the reader\'s process (the loopback and client floor)');
-  console.log('offered  subscribers              applied  hub CPU  ms/1k  RSS MB  heap/ext MB  edge p50/p99 ms  changes p50/p99 ms  /v1/agents ms  stringify ms  ratio  transfer ms  dropped');
+  console.log('offered    sent  subscribers              applied  hub CPU  ms/1k  RSS MB  heap/ext MB  edge p50/p99 ms  changes p50/p99 ms  /v1/agents ms  stringify ms  ratio  transfer ms  dropped');
 
   const dropped = () => [...hub.metrics.subscribersDropped.values()].reduce((a, b) => a + b, 0);
   async function phase(rate: number, mix: Record<string, number>): Promise<{ applied: number }> {
@@ -104,15 +107,18 @@ async function main(): Promise<void> {
     const rssTimer = setInterval(() => {
       if (process.memoryUsage.rss() > peak.rss) peak = process.memoryUsage();
     }, 100);
-    const sending = Promise.all(genProcs.map((g) => ask(g, { rate: rate / gens, secs })));
+    const batch = batchAt(rate);
+    const sending = Promise.all(genProcs.map((g) => ask(g, { rate: rate / gens, secs, batch })));
     await new Promise((r) => setTimeout(r, (secs * 1000) / 3));
-    const agents = (await ask(subProcs[0]!, { cmd: 'agents' })) as { ms: number[]; base: number[]; floor: number[] };
+    // Reads go on while updates flow; the rate and CPU are taken over the sending window only.
+    const reading = ask(subProcs[0]!, { cmd: 'agents' }) as Promise<{ ms: number[]; base: number[]; floor: number[] }>;
     const sent = (await sending) as unknown as { rows: number; secs: number }[];
     const sentFrames = sent.reduce((a, s) => a + s.rows / batch, 0);
     const deadline = Date.now() + 3000;
     while (hub.metrics.framesApplied - applied0 < sentFrames && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     const wall = (performance.now() - t0) / 1000;
     const c = process.cpuUsage(cpu0);
+    const agents = await reading;
     clearInterval(rssTimer);
     await new Promise((r) => setTimeout(r, 300));
     const reps = (await Promise.all(subProcs.map((s) => ask(s, { cmd: 'close' })))) as unknown as { events: number[]; changes: number[]; closedEarly: number }[];
@@ -128,8 +134,8 @@ async function main(): Promise<void> {
     const fm = pct(agents.floor, 0.5);
     const cpuPerK = ((c.user + c.system) / 1e3 / Math.max(1, appliedRows)) * 1000;
     console.log(
-      `${String(rate).padEnd(9)}${name.padEnd(25)}${applied.toFixed(0).padStart(7)}  ${(cpu * 100).toFixed(0).padStart(6)}%  ${cpuPerK.toFixed(0).padStart(5)}  ${mb(peak.rss).padStart(6)}  ${`${mb(peak.heapTotal)}/${mb(peak.external)}`.padStart(11)}  ` +
-        `${lat(ev).padStart(15)}  ${lat(ch).padStart(18)}  ${am.toFixed(1).padStart(13)}  ${bm.toFixed(1).padStart(12)}  ${(am / bm).toFixed(2).padStart(5)}  ${fm.toFixed(1).padStart(11)}  ${dropped() - d0 + reps.reduce((a, r) => a + r.closedEarly, 0)}`,
+      `${String(rate).padEnd(9)}${(sent.reduce((a, x) => a + x.rows, 0) / secs).toFixed(0).padStart(6)}  ${name.padEnd(25)}${applied.toFixed(0).padStart(7)}  ${(cpu * 100).toFixed(0).padStart(6)}%  ${cpuPerK.toFixed(0).padStart(5)}  ${mb(peak.rss).padStart(6)}  ${`${mb(peak.heapTotal)}/${mb(peak.external)}`.padStart(11)}  ` +
+        `${lat(ev).padStart(15)}  ${lat(ch).padStart(18)}  ${am.toFixed(1).padStart(13)}  ${bm.toFixed(1).padStart(12)}  ${(am / bm).toFixed(2).padStart(5)}  ${fm.toFixed(1).padStart(11)}  ${Math.max(dropped() - d0, reps.reduce((a, r) => a + r.closedEarly, 0))}`,
     );
     return { applied };
   }

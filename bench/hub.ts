@@ -1,6 +1,6 @@
 // Hub throughput, memory and read latency while people watch it, each figure beside a baseline
 // from the same run. Build first, then run:
-//   npm run build && node --expose-gc dist/bench/hub.js [--short] [--collectors=1000] [--secs=5] [--gens=3] [--batch=N] [--share=0.1]
+//   npm run build && node --expose-gc dist/bench/hub.js [--short] [--collectors=1000] [--secs=5] [--gens=3] [--batch=N] [--share=0.1] [--rates=5000,…]
 // This process runs only the hub, so its CPU and RSS are the hub's. `--gens` child processes play
 // the collectors over real WebSockets (bench/hub-load.ts), two more hold the subscribers and time
 // `/v1/agents` over HTTP. Each row update carries its send time in `repo`, so a subscriber measures
@@ -147,7 +147,9 @@ async function main(): Promise<void> {
     for (const mix of mixes) await phase(1000, mix);
   }
   let best = 0;
-  for (const rate of short ? [20_000] : [5000, 10_000, 20_000, 30_000, 40_000]) {
+  const ratesArg = process.argv.find((a) => a.startsWith('--rates='));
+  const rates = ratesArg ? ratesArg.slice(8).split(',').map(Number) : short ? [20_000] : [5000, 10_000, 20_000, 30_000, 40_000];
+  for (const rate of rates) {
     const r = await phase(rate, target);
     if (r.applied >= rate * 0.95) best = rate;
   }

@@ -148,7 +148,7 @@ export class FleetStore {
   private readonly lostAfterMs: number;
   private versionNo = 0;
   private cache: { version: number; rows: FleetRow[] } | null = null;
-  private agentsCache: { version: number; bytes: Buffer } | null = null;
+  private agentsCache: { version: number; parts: Buffer[] } | null = null;
   /** Host names, sorted; kept in order as hosts come and go. */
   private readonly hostOrder: string[] = [];
   /** Rows changed since the last `takeChanges`, with what they were before; null while nobody reads. */
@@ -578,28 +578,30 @@ export class FleetStore {
   }
 
   /**
-   * `documentBytes` in parts, to be sent in order as one text. The rows' part is cached per store
-   * version and shared by every caller, so handing the document to many readers copies nothing.
+   * `documentBytes` in parts, to be sent in order as one text: the hosts' cached row pieces as they
+   * are, between a head and the host statuses. Nothing the size of the fleet is allocated or
+   * copied (a fresh buffer of many megabytes costs page faults and a full GC on every read), and
+   * every reader of one version shares the same pieces.
    */
   documentParts(selector: Selector = EMPTY_SELECTOR): Buffer[] {
     const hosts = this.orderedHosts(selector.host);
-    let agents: Buffer;
+    let agents: readonly Buffer[];
     if (isEmptySelector(selector)) {
       if (!this.agentsCache || this.agentsCache.version !== this.versionNo) {
-        this.agentsCache = { version: this.versionNo, bytes: this.agentsBytes(hosts) };
+        this.agentsCache = { version: this.versionNo, parts: this.agentsParts(hosts) };
       }
-      agents = this.agentsCache.bytes;
+      agents = this.agentsCache.parts;
     } else if (isEmptySelector({ ...selector, host: null })) {
       // Only a host filter: that host's pieces are already the answer.
-      agents = this.agentsBytes(hosts);
+      agents = this.agentsParts(hosts);
     } else {
-      agents = Buffer.from(this.agentsText(hosts, selector), 'utf8');
+      agents = [Buffer.from(this.agentsText(hosts, selector), 'utf8')];
     }
     const hostText = hosts.map((h) => this.hostStatusText(h.host)!).join(',');
-    return [DOC_HEAD, agents, Buffer.from(`],"hosts":[${hostText}]}`, 'utf8')];
+    return [DOC_HEAD, ...agents, Buffer.from(`],"hosts":[${hostText}]}`, 'utf8')];
   }
 
-  private agentsBytes(hosts: HostRecord[]): Buffer {
+  private agentsParts(hosts: HostRecord[]): Buffer[] {
     const parts: Buffer[] = [];
     for (let r = 0; r < RANKS; r++) {
       for (const h of hosts) {
@@ -609,7 +611,7 @@ export class FleetStore {
         parts.push(piecesBytes(p, r));
       }
     }
-    return Buffer.concat(parts);
+    return parts;
   }
 
   private agentsText(hosts: HostRecord[], filter: Selector): string {

@@ -43,6 +43,25 @@ export interface SinkLimits {
   drainTimeoutMs: number;
 }
 
+interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
+/** Run `fn`'s writes as one: they reach the socket together, in one system call where it can. */
+function corked(w: Corkable | undefined, fn: () => void): void {
+  if (!w) return fn();
+  w.cork();
+  try {
+    fn();
+  } finally {
+    w.uncork();
+  }
+}
+
+/** ws keeps its socket private; corking it lets several sends leave in one write. */
+const wsSocket = (ws: WebSocket) => (ws as unknown as { _socket?: Corkable })._socket;
+
 export function wsSink(ws: WebSocket, limits: SinkLimits, slow: (reason: string) => void): StreamSink {
   const over = () => ws.bufferedAmount > limits.maxBufferedBytes;
   return {
@@ -53,19 +72,12 @@ export function wsSink(ws: WebSocket, limits: SinkLimits, slow: (reason: string)
       // earlier messages are.
       if (over()) return slow(`send backlog ${ws.bufferedAmount} bytes over ${limits.maxBufferedBytes}`);
       if (typeof text === 'string' || Buffer.isBuffer(text)) return ws.send(text, { binary: false });
-      // One text message in fragments: each part is queued as it is, shared with other readers.
-      text.forEach((part, i) => ws.send(part, { binary: false, fin: i === text.length - 1 }));
+      // One text message in fragments: each part is queued as it is, shared with other readers,
+      // and the socket takes them in one write.
+      corked(wsSocket(ws), () => text.forEach((part, i) => ws.send(part, { binary: false, fin: i === text.length - 1 })));
     },
     batch(fn) {
-      // ws keeps its socket private; a flush's several messages to one reader cost one write.
-      const sock = (ws as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
-      if (!sock) return fn();
-      sock.cork();
-      try {
-        fn();
-      } finally {
-        sock.uncork();
-      }
+      corked(wsSocket(ws), fn);
     },
     keepalive() {
       if (ws.readyState === ws.OPEN) ws.ping();
@@ -101,7 +113,9 @@ export function sseSink(res: ServerResponse, limits: SinkLimits, slow: (reason: 
       return;
     }
     let ok = true;
-    for (const c of chunks) ok = res.write(c);
+    corked(res, () => {
+      for (const c of chunks) ok = res.write(c);
+    });
     if (!ok && !stalled) {
       stalled = setTimeout(() => slow(`stream not drained within ${limits.drainTimeoutMs} ms`), limits.drainTimeoutMs);
       stalled.unref();
@@ -122,12 +136,7 @@ export function sseSink(res: ServerResponse, limits: SinkLimits, slow: (reason: 
       push(SSE_DATA, ...(Buffer.isBuffer(text) ? [text] : text), SSE_END);
     },
     batch(fn) {
-      res.cork();
-      try {
-        fn();
-      } finally {
-        res.uncork();
-      }
+      corked(res, fn);
     },
     keepalive() {
       push(': keepalive\n\n');

@@ -62,7 +62,8 @@ describe('stream sinks', () => {
     store.applySnapshot('h', o, { epoch: EPOCH_A, seq: 1, complete: true, servers: [{ server: SERVER, incarnation: 'i', rows: [protoRow({ pane: '%1' })] }] });
     const a = store.documentParts();
     const b = store.documentParts();
-    expect(a[1]).toBe(b[1]);
+    expect(a.length).toBeGreaterThan(2);
+    a.slice(1, -1).forEach((part, i) => expect(part).toBe(b[i + 1]));
     expect(Buffer.concat(a).toString()).toBe(JSON.stringify(store.document()));
   });
 });

@@ -19,6 +19,8 @@ export interface StreamSink {
   write(text: StreamText): void;
   /** Run `fn`'s writes as one: they reach the socket together, in one system call where it can. */
   batch?(fn: () => void): void;
+  /** Queue a flush's lines (each one message), shared with the other readers of the group. */
+  writeShared?(s: SharedLines): void;
   keepalive(): void;
   /** The backlog has drained enough that a paused reader can be sent a fresh document. */
   caughtUp(): boolean;
@@ -34,6 +36,53 @@ export type StreamText = string | Buffer | readonly Buffer[];
 /** The whole text of a `StreamText`, for callers that need it in one piece. */
 export function streamTextString(t: StreamText): string {
   return typeof t === 'string' ? t : Buffer.isBuffer(t) ? t.toString('utf8') : Buffer.concat(t).toString('utf8');
+}
+
+/**
+ * One flush's lines for a group of readers (same mode and selector), in the form each carrier
+ * sends them, made once: every reader of the group gets the same bytes in one write, instead of
+ * one message, one encoding and one system call per line per reader.
+ */
+export class SharedLines {
+  private ws: Buffer | null = null;
+  private sse: Buffer | null = null;
+
+  constructor(readonly lines: readonly StreamText[]) {}
+
+  /** The lines as unmasked WebSocket text frames (RFC 6455 §5.2), back to back. */
+  wsFrames(): Buffer {
+    this.ws ??= Buffer.concat(this.lines.flatMap((l) => {
+      const data = textBytes(l);
+      return [frameHeader(data.length), data];
+    }));
+    return this.ws;
+  }
+
+  sseEvents(): Buffer {
+    this.sse ??= Buffer.concat(this.lines.flatMap((l) => [SSE_DATA, textBytes(l), SSE_END]));
+    return this.sse;
+  }
+}
+
+function textBytes(t: StreamText): Buffer {
+  return typeof t === 'string' ? Buffer.from(t, 'utf8') : Buffer.isBuffer(t) ? t : Buffer.concat(t);
+}
+
+/** Header of a final, unmasked text frame (what a server sends) carrying `length` bytes. */
+function frameHeader(length: number): Buffer {
+  if (length < 126) return Buffer.from([0x81, length]);
+  if (length < 65536) {
+    const h = Buffer.alloc(4);
+    h[0] = 0x81;
+    h[1] = 126;
+    h.writeUInt16BE(length, 2);
+    return h;
+  }
+  const h = Buffer.alloc(10);
+  h[0] = 0x81;
+  h[1] = 127;
+  h.writeBigUInt64BE(BigInt(length), 2);
+  return h;
 }
 
 export interface SinkLimits {
@@ -60,7 +109,7 @@ function corked(w: Corkable | undefined, fn: () => void): void {
 }
 
 /** ws keeps its socket private; corking it lets several sends leave in one write. */
-const wsSocket = (ws: WebSocket) => (ws as unknown as { _socket?: Corkable })._socket;
+const wsSocket = (ws: WebSocket) => (ws as unknown as { _socket?: Corkable & { write(b: Buffer): boolean } })._socket;
 
 export function wsSink(ws: WebSocket, limits: SinkLimits, slow: (reason: string) => void): StreamSink {
   const over = () => ws.bufferedAmount > limits.maxBufferedBytes;
@@ -78,6 +127,15 @@ export function wsSink(ws: WebSocket, limits: SinkLimits, slow: (reason: string)
     },
     batch(fn) {
       corked(wsSocket(ws), fn);
+    },
+    writeShared(shared) {
+      if (ws.readyState !== ws.OPEN) return;
+      if (over()) return slow(`send backlog ${ws.bufferedAmount} bytes over ${limits.maxBufferedBytes}`);
+      const sock = wsSocket(ws);
+      // The frames go straight to the socket, behind whatever ws queued there before. Only without
+      // extensions: a compressed link's frames are ws's to make.
+      if (sock && ws.extensions === '') sock.write(shared.wsFrames());
+      else corked(sock, () => shared.lines.forEach((l) => ws.send(typeof l === 'string' || Buffer.isBuffer(l) ? l : Buffer.concat(l), { binary: false })));
     },
     keepalive() {
       if (ws.readyState === ws.OPEN) ws.ping();
@@ -137,6 +195,9 @@ export function sseSink(res: ServerResponse, limits: SinkLimits, slow: (reason: 
     },
     batch(fn) {
       corked(res, fn);
+    },
+    writeShared(shared) {
+      push(shared.sseEvents());
     },
     keepalive() {
       push(': keepalive\n\n');

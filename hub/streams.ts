@@ -12,7 +12,7 @@ import { edge } from '../shared/edges.js';
 import { compareFleetRows, selectRow, type Selector } from '../shared/selectors.js';
 import { classOf, type StateClass } from '../shared/tokens.js';
 import type { HubMetrics } from './metrics.js';
-import type { StreamSink } from './stream-sinks.js';
+import { SharedLines, type StreamSink } from './stream-sinks.js';
 import type { FleetStore, RowChange, StoreChanges } from './store.js';
 
 export type StreamMode = 'documents' | 'events' | 'changes';
@@ -175,19 +175,24 @@ export class StreamHub {
     if (changes.rows.length === 0 && changes.hosts.length === 0) return;
     const plan = new FlushPlan(this.store, changes, this.clock());
     // Subscribers with the same mode and selector share one encoding per flush.
-    const lines = new Map<string, (string | Buffer)[]>();
+    const lines = new Map<string, SharedLines>();
     for (const sub of [...this.subs.values()]) {
       if (!sub.alive || sub.behind) continue;
       const key = `${sub.mode}\u0000${sub.selectorKey}`;
-      let out = lines.get(key);
-      if (!out) {
-        out = plan.linesFor(sub.mode, sub.selector);
-        lines.set(key, out);
+      let shared = lines.get(key);
+      if (!shared) {
+        shared = new SharedLines(plan.linesFor(sub.mode, sub.selector));
+        lines.set(key, shared);
       }
+      const out = shared.lines;
+      if (out.length === 0) continue;
       if (sub.mode === 'documents') {
-        const text = out[0]!;
+        const text = out[0] as string | Buffer;
         if (sameBytes(text, sub.lastText)) continue;
         sub.lastText = text;
+      } else if (sub.sink.writeShared) {
+        sub.sink.writeShared(shared);
+        continue;
       }
       const send = () => {
         for (const line of out) {

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
-import { wsSink } from '../../hub/stream-sinks.js';
+import { SharedLines, wsSink } from '../../hub/stream-sinks.js';
 import { FleetStore } from '../../hub/store.js';
 import { EPOCH_A, SERVER, protoRow } from '../support/hub-fake-collector.js';
 
@@ -53,6 +53,25 @@ describe('stream sinks', () => {
     await until(() => got.length >= 4);
     expect(got).toEqual(['{"a":[1,2]}', '{"n":1}', '{"n":2}', '{"n":3}']);
     expect(binary).toEqual([false, false, false, false]);
+  });
+
+  it('shared lines reach each reader as separate text messages, framed once, in order with other sends', async () => {
+    const a = await pair();
+    const b = await pair();
+    const long = JSON.stringify({ s: 'é'.repeat(200) });
+    const huge = JSON.stringify({ s: 'x'.repeat(70_000) });
+    const shared = new SharedLines(['{"n":1}', long, Buffer.from(huge), [Buffer.from('{"n"'), Buffer.from(':4}')]]);
+    for (const p of [a, b]) {
+      const sink = wsSink(p.server, { maxBufferedBytes: 1 << 20, drainTimeoutMs: 1000 }, () => {});
+      sink.write('{"n":0}');
+      sink.writeShared!(shared);
+      sink.write('{"n":5}');
+    }
+    for (const p of [a, b]) {
+      await until(() => p.got.length >= 6);
+      expect(p.got).toEqual(['{"n":0}', '{"n":1}', long, huge, '{"n":4}', '{"n":5}']);
+      expect(p.binary.every((x) => !x)).toBe(true);
+    }
   });
 
   it("readers joining at one version share the document's row bytes instead of a copy each", () => {

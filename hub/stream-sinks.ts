@@ -164,7 +164,7 @@ const SSE_END = Buffer.from('\n\n');
 export function sseSink(res: ServerResponse, limits: SinkLimits, slow: (reason: string) => void): StreamSink {
   let stalled: NodeJS.Timeout | null = null;
   /** One message's chunks, judged once so a message is never cut between its parts. */
-  const push = (...chunks: (string | Buffer)[]) => {
+  const push = (chunks: readonly (string | Buffer)[]) => {
     if (res.destroyed || res.writableEnded) return;
     if (res.writableLength > limits.maxBufferedBytes) {
       slow(`send backlog ${res.writableLength} bytes over ${limits.maxBufferedBytes}`);
@@ -190,17 +190,17 @@ export function sseSink(res: ServerResponse, limits: SinkLimits, slow: (reason: 
   return {
     kind: 'sse',
     write(text) {
-      if (typeof text === 'string') return push(`data: ${text}\n\n`);
-      push(SSE_DATA, ...(Buffer.isBuffer(text) ? [text] : text), SSE_END);
+      if (typeof text === 'string') return push([`data: ${text}\n\n`]);
+      push([SSE_DATA, ...(Buffer.isBuffer(text) ? [text] : text), SSE_END]);
     },
     batch(fn) {
       corked(res, fn);
     },
     writeShared(shared) {
-      push(shared.sseEvents());
+      push([shared.sseEvents()]);
     },
     keepalive() {
-      push(': keepalive\n\n');
+      push([': keepalive\n\n']);
     },
     caughtUp() {
       return !res.destroyed && stalled === null && res.writableLength <= limits.maxBufferedBytes / 4;

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { rowEntry, rowText } from '../../hub/store-pieces.js';
 import { FleetStore } from '../../hub/store.js';
+import { fleetRowObject } from '../../shared/fleet.js';
+import type { ProtocolRow } from '../../shared/row.js';
 import { EMPTY_SELECTOR } from '../../shared/selectors.js';
 import type { State } from '../../shared/tokens.js';
 import { EPOCH_A, SERVER, protoRow } from '../support/hub-fake-collector.js';
@@ -13,6 +16,19 @@ function rng(seed: number) {
 }
 
 describe('fleet store text', () => {
+  it("a row's text is its fleet form's JSON, whatever the order, gaps or extras of what arrived", () => {
+    const base = protoRow({ pane: '%1', prompt_id: 'p1' }) as unknown as Record<string, unknown>;
+    const reversed = Object.fromEntries(Object.entries(base).reverse());
+    const { prompt_id: _gone, ...withoutPrompt } = base;
+    const variants: Record<string, unknown>[] = [
+      base, reversed, withoutPrompt, { ...base, prompt_id: undefined }, { ...base, newer_key: 1 }, { ...base, detail: 'é"\\\n' },
+    ];
+    for (const v of variants) {
+      const row = v as unknown as ProtocolRow;
+      for (const stale of [false, true]) expect(rowText(rowEntry(row), stale)).toBe(JSON.stringify(fleetRowObject(row, stale)));
+    }
+  });
+
   it('stays the JSON of the document while frames, heartbeats and deltas move clocks, rows and counts', () => {
     let now = 1_000;
     const store = new FleetStore({ clock: () => now });

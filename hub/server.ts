@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
+import { jsonPartsResponse } from './parts-response.js';
 import { Hono, type Context } from 'hono';
 import { pino, type Logger } from 'pino';
 import { LOG_LEVELS } from '../shared/log-level.js';
@@ -208,8 +209,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
       if (e instanceof QueryError) return c.json(errorBody(e.message), 400);
       throw e;
     }
-    // Buffer.concat always allocates a plain ArrayBuffer, which is what hono's type asks for.
-    return c.body(store.documentBytes(sel) as Uint8Array<ArrayBuffer>, 200, { 'content-type': 'application/json' });
+    return jsonPartsResponse(c, store.documentParts(sel));
   });
 
   registerActRoute(app, {

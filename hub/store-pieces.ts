@@ -3,7 +3,7 @@
 // is a concatenation of per-host pieces, and a change re-sorts and re-encodes one host only.
 
 import { fleetRowObject, type FleetRow } from '../shared/fleet.js';
-import type { ProtocolRow } from '../shared/row.js';
+import { PROTOCOL_ROW_KEYS, type ProtocolRow } from '../shared/row.js';
 import { compareFleetRows } from '../shared/selectors.js';
 import { STATE_RANK } from '../shared/tokens.js';
 
@@ -17,7 +17,19 @@ export interface RowEntry {
   readonly head: string;
 }
 
+/** The row holds exactly the contract's keys, in its order, none undefined: its own JSON is the row's text. */
+function inContractOrder(row: ProtocolRow): boolean {
+  let i = 0;
+  for (const k in row) {
+    if (k !== PROTOCOL_ROW_KEYS[i] || (row as Record<string, unknown>)[k] === undefined) return false;
+    i++;
+  }
+  return i === PROTOCOL_ROW_KEYS.length;
+}
+
 export function rowEntry(row: ProtocolRow): RowEntry {
+  // A collector writes rows in contract order, so most need no reordered copy before encoding.
+  if (inContractOrder(row)) return { row, rank: STATE_RANK[row.state], head: `${JSON.stringify(row).slice(0, -1)},"stale":` };
   const text = JSON.stringify(fleetRowObject(row, false));
   // fleetRowObject puts `stale` last, so its value is the tail `false}`.
   return { row, rank: STATE_RANK[row.state], head: text.slice(0, -6) };
@@ -32,29 +44,40 @@ export function fleetRow(e: RowEntry, stale: boolean): FleetRow {
 /** Same text means same row: nothing a reader sees changed. */
 export const sameEntry = (a: RowEntry, b: RowEntry): boolean => a.head === b.head;
 
-/** A host's rows in fleet order, one list per state rank, with each rank's joined text. */
+/** A host's rows in fleet order, one list per state rank, with each rank's rows as JSON bytes. */
 export interface HostPieces {
   byRank: RowEntry[][];
-  text: string[];
-  /** `text` encoded as UTF-8, made on first use: a full read copies bytes instead of encoding. */
-  bytes: (Buffer | null)[];
+  /**
+   * Each rank's rows joined by commas, as UTF-8. Only the bytes are kept (not a string as well):
+   * a full read copies them, and nothing else reads a host's rows as one text.
+   */
+  bytes: Buffer[];
   stale: boolean;
 }
 
 export function piecesBytes(p: HostPieces, rank: number): Buffer {
-  return (p.bytes[rank] ??= Buffer.from(p.text[rank]!, 'utf8'));
+  return p.bytes[rank]!;
+}
+
+/** Bytes of their own, outside Buffer's shared pool, so a kept piece never pins a pool slab. */
+function ownBytes(text: string): Buffer {
+  const b = Buffer.allocUnsafeSlow(Buffer.byteLength(text, 'utf8'));
+  b.write(text, 'utf8');
+  return b;
 }
 
 export function buildPieces(entries: Iterable<RowEntry>, stale: boolean): HostPieces {
   const byRank: RowEntry[][] = Array.from({ length: RANKS }, () => []);
   for (const e of entries) byRank[e.rank]!.push(e);
-  const text: string[] = [];
+  const bytes: Buffer[] = [];
   for (const list of byRank) {
     list.sort((a, b) => compareFleetRows(a.row, b.row));
-    text.push(list.map((e) => rowText(e, stale)).join(','));
+    bytes.push(list.length ? ownBytes(list.map((e) => rowText(e, stale)).join(',')) : EMPTY);
   }
-  return { byRank, text, bytes: text.map(() => null), stale };
+  return { byRank, bytes, stale };
 }
+
+const EMPTY = Buffer.alloc(0);
 
 /** Insert into a sorted array of strings (binary search): the host order changes only here. */
 export function insertSorted(list: string[], v: string): void {

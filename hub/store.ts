@@ -69,8 +69,8 @@ interface HostRecord {
   lastRefusal: { reason: string; at_ms: number } | null;
   /** This host's rows in fleet order and as text; null after any change to them. */
   pieces: HostPieces | null;
-  /** This host's status as JSON; null after any change to it. */
-  statusText: string | null;
+  /** This host's status as JSON, cut where `last_seen_ms` and `clock_offset_ms` go; null after any change to it. */
+  statusText: [string, string, string] | null;
 }
 
 /** A row as a reader last saw it: what it held and whether its host was stale. */
@@ -148,7 +148,7 @@ export class FleetStore {
   private readonly lostAfterMs: number;
   private versionNo = 0;
   private cache: { version: number; rows: FleetRow[] } | null = null;
-  private agentsCache: { version: number; bytes: Buffer } | null = null;
+  private agentsCache: { version: number; parts: Buffer[] } | null = null;
   /** Host names, sorted; kept in order as hosts come and go. */
   private readonly hostOrder: string[] = [];
   /** Rows changed since the last `takeChanges`, with what they were before; null while nobody reads. */
@@ -346,6 +346,7 @@ export class FleetStore {
       return { ok: false, code: 'unknown-incarnation', message: `delta for an unknown incarnation of a server` };
     }
     let moved = false;
+    const count = slot.rows.size;
     for (const r of f.upserts) {
       const e = rowEntry(bindRow(r, host, f.server));
       const was = slot.rows.get(r.pane);
@@ -361,7 +362,9 @@ export class FleetStore {
       moved = true;
     }
     h.seq = f.seq;
-    if (moved) this.hostChanged(h, true);
+    // The host's status shows only its row count: rows that changed in place leave it as it was.
+    if (moved && slot.rows.size !== count) this.hostChanged(h, true);
+    else if (moved) h.pieces = null;
     this.changed();
     return { ok: true, applied: true };
   }
@@ -395,10 +398,8 @@ export class FleetStore {
   /** A frame arrived from the host's current session. */
   touch(host: string, owner: object): void {
     const h = this.hosts.get(host);
-    if (h && h.owner === owner) {
-      h.lastSeenMs = this.clock();
-      h.statusText = null;
-    }
+    // Only the clock value moves: the status text is cut around it, so nothing is re-encoded.
+    if (h && h.owner === owner) h.lastSeenMs = this.clock();
   }
 
   noteHeartbeat(host: string, owner: object, at: number, sentSeq: number | undefined): void {
@@ -551,8 +552,9 @@ export class FleetStore {
   hostStatusText(host: string): string | null {
     const h = this.hosts.get(host);
     if (!h) return null;
-    h.statusText ??= JSON.stringify(this.statusOf(h));
-    return h.statusText;
+    h.statusText ??= statusCut(JSON.stringify(this.statusOf({ ...h, lastSeenMs: CUT_SEEN, lagMs: CUT_LAG })));
+    const [a, b, c] = h.statusText;
+    return a + JSON.stringify(h.lastSeenMs) + b + JSON.stringify(h.lagMs === null ? null : h.lagMs === 0 ? 0 : -h.lagMs) + c;
   }
 
   document(selector: Selector = EMPTY_SELECTOR): FleetDocument {
@@ -572,34 +574,44 @@ export class FleetStore {
 
   /** `documentText` as UTF-8 bytes: what a full read sends, without a string of the whole fleet. */
   documentBytes(selector: Selector = EMPTY_SELECTOR): Buffer {
-    const hosts = this.orderedHosts(selector.host);
-    let agents: Buffer;
-    if (isEmptySelector(selector)) {
-      if (!this.agentsCache || this.agentsCache.version !== this.versionNo) {
-        this.agentsCache = { version: this.versionNo, bytes: this.agentsBytes(hosts) };
-      }
-      agents = this.agentsCache.bytes;
-    } else if (isEmptySelector({ ...selector, host: null })) {
-      // Only a host filter: that host's pieces are already the answer.
-      agents = this.agentsBytes(hosts);
-    } else {
-      agents = Buffer.from(this.agentsText(hosts, selector), 'utf8');
-    }
-    const hostText = hosts.map((h) => this.hostStatusText(h.host)!).join(',');
-    return Buffer.concat([DOC_HEAD, agents, Buffer.from(`],"hosts":[${hostText}]}`, 'utf8')]);
+    return Buffer.concat(this.documentParts(selector));
   }
 
-  private agentsBytes(hosts: HostRecord[]): Buffer {
+  /**
+   * `documentBytes` in parts, to be sent in order as one text: the hosts' cached row pieces as they
+   * are, between a head and the host statuses. Nothing the size of the fleet is allocated or
+   * copied (a fresh buffer of many megabytes costs page faults and a full GC on every read), and
+   * every reader of one version shares the same pieces.
+   */
+  documentParts(selector: Selector = EMPTY_SELECTOR): Buffer[] {
+    const hosts = this.orderedHosts(selector.host);
+    let agents: readonly Buffer[];
+    if (isEmptySelector(selector)) {
+      if (!this.agentsCache || this.agentsCache.version !== this.versionNo) {
+        this.agentsCache = { version: this.versionNo, parts: this.agentsParts(hosts) };
+      }
+      agents = this.agentsCache.parts;
+    } else if (isEmptySelector({ ...selector, host: null })) {
+      // Only a host filter: that host's pieces are already the answer.
+      agents = this.agentsParts(hosts);
+    } else {
+      agents = [Buffer.from(this.agentsText(hosts, selector), 'utf8')];
+    }
+    const hostText = hosts.map((h) => this.hostStatusText(h.host)!).join(',');
+    return [DOC_HEAD, ...agents, Buffer.from(`],"hosts":[${hostText}]}`, 'utf8')];
+  }
+
+  private agentsParts(hosts: HostRecord[]): Buffer[] {
     const parts: Buffer[] = [];
     for (let r = 0; r < RANKS; r++) {
       for (const h of hosts) {
         const p = this.piecesOf(h);
-        if (!p.text[r]) continue;
+        if (p.bytes[r]!.length === 0) continue;
         if (parts.length) parts.push(COMMA);
         parts.push(piecesBytes(p, r));
       }
     }
-    return Buffer.concat(parts);
+    return parts;
   }
 
   private agentsText(hosts: HostRecord[], filter: Selector): string {
@@ -638,6 +650,19 @@ export class FleetStore {
 
 const DOC_HEAD = Buffer.from('{"schema":1,"agents":[', 'utf8');
 const COMMA = Buffer.from(',', 'utf8');
+
+// Stand-in values that cannot occur, encoded into a host's status and cut out again.
+const CUT_SEEN = -0.5;
+const CUT_LAG = 0.25;
+
+function statusCut(text: string): [string, string, string] {
+  const seen = text.indexOf(`"last_seen_ms":${CUT_SEEN}`);
+  const lag = text.indexOf(`"clock_offset_ms":${-CUT_LAG}`);
+  if (seen < 0 || lag < seen) throw new Error('host status key order is not the expected one');
+  const seenEnd = seen + `"last_seen_ms":${CUT_SEEN}`.length;
+  const lagEnd = lag + `"clock_offset_ms":${-CUT_LAG}`.length;
+  return [text.slice(0, seenEnd - String(CUT_SEEN).length), text.slice(seenEnd, lagEnd - String(-CUT_LAG).length), text.slice(lagEnd)];
+}
 
 function isStale(h: HostRecord): boolean {
   return !h.reachable || !h.synced;

@@ -12,7 +12,7 @@ import { edge } from '../shared/edges.js';
 import { compareFleetRows, selectRow, type Selector } from '../shared/selectors.js';
 import { classOf, type StateClass } from '../shared/tokens.js';
 import type { HubMetrics } from './metrics.js';
-import type { StreamSink } from './stream-sinks.js';
+import { SharedLines, type StreamSink } from './stream-sinks.js';
 import type { FleetStore, RowChange, StoreChanges } from './store.js';
 
 export type StreamMode = 'documents' | 'events' | 'changes';
@@ -81,15 +81,17 @@ export class StreamHub {
     this.dirty = false;
     const id = this.nextId++;
     const sink = make((reason) => this.slow(id, reason));
-    const text = this.store.documentBytes(selector);
+    // The parts are shared with every reader joining at this version: no copy of the fleet per reader.
+    const parts = this.store.documentParts(selector);
     const sub: Subscriber = {
-      id, sink, selector, selectorKey: JSON.stringify(selector), mode: m, lastText: text, behind: false, alive: true,
+      id, sink, selector, selectorKey: JSON.stringify(selector), mode: m,
+      lastText: m === 'documents' ? Buffer.concat(parts) : null, behind: false, alive: true,
     };
     this.subs.set(id, sub);
     this.o.metrics.subscriberCount(sink.kind, 1);
     sink.onGone(() => this.remove(sub));
     this.o.logger.info({ subscriber: id, transport: sink.kind, mode: m }, 'subscriber joined');
-    sink.write(text);
+    sink.write(parts);
     return id;
   }
 
@@ -122,7 +124,7 @@ export class StreamHub {
         }
         sub.behind = false;
         this.o.logger.info({ subscriber: sub.id }, 'subscriber caught up; fresh document sent');
-        sub.sink.write(this.store.documentBytes(sub.selector));
+        sub.sink.write(this.store.documentParts(sub.selector));
       }
       if (waiting === 0 && this.catchUpTimer) {
         clearInterval(this.catchUpTimer);
@@ -173,24 +175,33 @@ export class StreamHub {
     if (changes.rows.length === 0 && changes.hosts.length === 0) return;
     const plan = new FlushPlan(this.store, changes, this.clock());
     // Subscribers with the same mode and selector share one encoding per flush.
-    const lines = new Map<string, (string | Buffer)[]>();
+    const lines = new Map<string, SharedLines>();
     for (const sub of [...this.subs.values()]) {
       if (!sub.alive || sub.behind) continue;
       const key = `${sub.mode}\u0000${sub.selectorKey}`;
-      let out = lines.get(key);
-      if (!out) {
-        out = plan.linesFor(sub.mode, sub.selector);
-        lines.set(key, out);
+      let shared = lines.get(key);
+      if (!shared) {
+        shared = new SharedLines(plan.linesFor(sub.mode, sub.selector));
+        lines.set(key, shared);
       }
+      const out = shared.lines;
+      if (out.length === 0) continue;
       if (sub.mode === 'documents') {
-        const text = out[0]!;
+        const text = out[0] as string | Buffer;
         if (sameBytes(text, sub.lastText)) continue;
         sub.lastText = text;
+      } else if (sub.sink.writeShared) {
+        sub.sink.writeShared(shared);
+        continue;
       }
-      for (const line of out) {
-        if (!sub.alive || sub.behind) break;
-        sub.sink.write(line);
-      }
+      const send = () => {
+        for (const line of out) {
+          if (!sub.alive || sub.behind) break;
+          sub.sink.write(line);
+        }
+      };
+      if (out.length > 1 && sub.sink.batch) sub.sink.batch(send);
+      else send();
     }
   }
 

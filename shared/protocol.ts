@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import { protocolRowSchema } from './row-schema.js';
 import { notifyAckFrame, notifyFrame } from './notify.js';
+import { plainCollectorFrame } from './frame-fast-path.js';
 
 export { notifyAckFrame, notifyFrame } from './notify.js';
 
@@ -195,6 +196,9 @@ export function decodeFrame<T>(
   if (typeof type !== 'string' || !known.has(type)) {
     return { ok: false, error: { type: 'error', code: 'unknown-type', message: `unknown frame type ${JSON.stringify(type ?? null).slice(0, 60)}` } };
   }
+  // Plain deltas and heartbeats, most of a busy hub's input, need no schema walk; anything else
+  // (and every refusal) is the schema's to decide.
+  if (side === 'from-collector' && plainCollectorFrame(raw)) return { ok: true, frame: raw as T };
   const schema = side === 'from-collector' ? collectorFrame : hubFrame;
   const r = schema.safeParse(raw);
   if (!r.success) {

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HubMetrics } from '../../hub/metrics.js';
-import type { StreamSink } from '../../hub/stream-sinks.js';
+import { streamTextString, type StreamSink } from '../../hub/stream-sinks.js';
 import { FleetStore } from '../../hub/store.js';
 import { StreamHub, type StreamMode } from '../../hub/streams.js';
 import { diffEdges } from '../../shared/edges.js';
@@ -88,7 +88,7 @@ describe('incremental fleet store', () => {
 });
 
 function sinkInto(written: string[], caughtUp = () => true): StreamSink {
-  return { kind: 'ws', write: (t) => written.push(String(t)), keepalive: () => {}, caughtUp, kick: () => {}, end: () => {}, onGone: () => {} };
+  return { kind: 'ws', write: (t) => written.push(streamTextString(t)), keepalive: () => {}, caughtUp, kick: () => {}, end: () => {}, onGone: () => {} };
 }
 
 function streamHubOn(store: FleetStore): StreamHub {

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HubMetrics } from '../../hub/metrics.js';
-import type { StreamSink } from '../../hub/stream-sinks.js';
+import { streamTextString, type StreamSink } from '../../hub/stream-sinks.js';
 import type { FleetStore } from '../../hub/store.js';
 import { StreamHub } from '../../hub/streams.js';
 import { EMPTY_SELECTOR } from '../../shared/selectors.js';
@@ -14,6 +14,7 @@ function fakeStore() {
     onChange: (cb: () => void) => (listeners.add(cb), () => listeners.delete(cb)),
     document: () => ({ schema: 1, agents: [], hosts: [], version }),
     documentBytes: () => Buffer.from(JSON.stringify(store.document())),
+    documentParts: () => [store.documentBytes()],
     setJournaling: () => {},
     // Every change names a host, so a documents reader is sent the document again.
     takeChanges: () => ({ rows: [], hosts: ['h'] }),
@@ -22,7 +23,7 @@ function fakeStore() {
 }
 
 function sink(written: string[]): StreamSink {
-  return { kind: 'ws', write: (t) => written.push(String(t)), keepalive: () => {}, caughtUp: () => true, kick: () => {}, end: () => {}, onGone: () => {} };
+  return { kind: 'ws', write: (t) => written.push(streamTextString(t)), keepalive: () => {}, caughtUp: () => true, kick: () => {}, end: () => {}, onGone: () => {} };
 }
 
 describe('stream coalescing', () => {

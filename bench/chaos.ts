@@ -184,6 +184,32 @@ async function operator(id: number): Promise<void> {
   }
 }
 
+/**
+ * What one stand-in's key log says (it marks each paint with a line "@paint NAME"): approve keys
+ * beyond the first on one shown prompt (a prompt answered twice), and keys that arrived while no
+ * prompt was on screen. Counting keys against `sent` answers would blame a key whose answer the
+ * operator never got (hub killed mid-act) as a double.
+ */
+function keyAudit(log: string): { twice: number; offPrompt: number; ones: number } {
+  const blocked = SCREENS.claudeBlocked.split('/').pop()!;
+  let twice = 0;
+  let offPrompt = 0;
+  let ones = 0;
+  let screen = '';
+  for (const part of log.split(/\n@paint ([^\n]*)\n/).entries()) {
+    const [i, text] = part;
+    if (i % 2 === 1) {
+      screen = text;
+      continue;
+    }
+    const n = (text.match(/1/g) ?? []).length;
+    ones += n;
+    if (screen === blocked) twice += Math.max(0, n - 1);
+    else offPrompt += n;
+  }
+  return { twice, offPrompt, ones };
+}
+
 const DEEP = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
 
 /** A collector that sends everything a collector must not. */
@@ -285,7 +311,7 @@ async function main(): Promise<void> {
     const host = `${kind}${i}`;
     const scratch = new ScratchTmux(`ch${i}`);
     const pane = scratch.start();
-    const agent = await scratch.standIn(pane, 'claude', SCREENS.claudeBlocked);
+    const agent = await scratch.standIn(pane, 'claude', SCREENS.claudeBlocked, { paintMarks: true });
     const token = randomBytes(16).toString('hex');
     writeFileSync(join(dir, `${host}.token`), token);
     if (kind === 'ssh') {
@@ -350,11 +376,16 @@ async function main(): Promise<void> {
   clearInterval(rssTimer);
 
   let twice = 0;
+  let unseen = 0;
   let sent = 0;
+  let delivered = 0;
   for (const s of sites) {
-    const ones = (s.agent.keys().match(/1/g) ?? []).length;
+    const audit = keyAudit(s.agent.keys());
+    twice += audit.twice;
+    unseen += audit.offPrompt;
+    if (audit.twice || audit.offPrompt) log(`keys on ${s.host}: ${JSON.stringify(s.agent.keys().slice(-2000))}`);
+    delivered += audit.ones;
     sent += s.sentSlots.size;
-    if (ones > s.sentSlots.size) twice += ones - s.sentSlots.size;
   }
 
   // Shut everything down the way a user would, then look for anything left.
@@ -380,13 +411,14 @@ async function main(): Promise<void> {
   const p50 = latencies[Math.floor(latencies.length * 0.5)] ?? NaN;
   console.log(`chaos run: ${DURATION_S} s, ${N_WS} ws + ${N_SSH} ssh collectors, ${hubKills} hub kills`);
   console.log(`rows wrong at end:        ${wrong}`);
-  console.log(`keys sent twice:          ${twice}   (approvals sent: ${sent})`);
+  console.log(`keys sent twice:          ${twice}   (keys delivered: ${delivered}; approvals answered sent: ${sent})`);
+  console.log(`keys to no prompt:        ${unseen}`);
   console.log(`hub crashes:              ${hubCrashes}`);
   console.log(`peak hub memory (VmHWM):  ${(peakHubRssKb / 1024).toFixed(1)} MiB`);
   console.log(`GET /v1/agents latency:   p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms over ${latencies.length} requests`);
   console.log(`orphaned processes left:  ${left.length}${left.length ? ` (${left.join(' ')})` : ''}`);
   rmSync(dir, { recursive: true, force: true });
-  process.exit(wrong === 0 && twice === 0 && hubCrashes === 0 && left.length === 0 ? 0 : 1);
+  process.exit(wrong === 0 && twice === 0 && unseen === 0 && hubCrashes === 0 && left.length === 0 ? 0 : 1);
 }
 
 await main();

@@ -71,7 +71,7 @@ export class ScratchTmux {
     pane: string,
     command: string,
     fixture: string,
-    opts: { afterKey?: { fixture: string; delayMs: number } } = {},
+    opts: { afterKey?: { fixture: string; delayMs: number }; paintMarks?: boolean } = {},
   ): Promise<StandIn> {
     const id = pane.slice(1);
     const control = join(this.dir, `control-${id}`);
@@ -81,7 +81,9 @@ export class ScratchTmux {
     writeFileSync(keylog, '');
     const exe = this.link(command);
     const a = opts.afterKey;
-    const prefix = a ? `STANDIN_AFTER_KEY=${fixturePath(a.fixture)} STANDIN_AFTER_KEY_DELAY=${a.delayMs / 1000} ` : '';
+    const prefix =
+      (a ? `STANDIN_AFTER_KEY=${fixturePath(a.fixture)} STANDIN_AFTER_KEY_DELAY=${a.delayMs / 1000} ` : '') +
+      (opts.paintMarks ? 'STANDIN_PAINT_MARKS=1 ' : '');
     this.tmux('send-keys', '-t', pane, `${prefix}${exe} ${STANDIN} ${control} ${keylog}`, 'Enter');
     const title = readFileSync(fixturePath(fixture), 'utf8').match(/^# title: ?(.*)$/m)?.[1] ?? '';
     await waitFor(() => {

@@ -10,6 +10,9 @@ usage: <agent-name> standin.py CONTROL_FILE KEYLOG_FILE
 With STANDIN_AFTER_KEY=FIXTURE in its environment, the first input it receives makes it paint
 FIXTURE once, STANDIN_AFTER_KEY_DELAY seconds later (default 0): a slow agent that keeps its old
 prompt up for a while after the key, or one that answers a prompt by showing the next.
+
+With STANDIN_PAINT_MARKS=1 it also writes a line "@paint NAME" into the key log each time it paints,
+so a reader can tell which screen every key arrived on.
 """
 import os
 import select
@@ -51,6 +54,7 @@ def main():
     after = os.environ.get("STANDIN_AFTER_KEY") or None
     delay = float(os.environ.get("STANDIN_AFTER_KEY_DELAY") or "0")
     due = None
+    marks = os.environ.get("STANDIN_PAINT_MARKS") == "1"
     try:
         with open(keylog, "ab", buffering=0) as log:
             while True:
@@ -62,9 +66,13 @@ def main():
                     return
                 if want and want != last:
                     paint(want)
+                    if marks:
+                        log.write(b"\n@paint " + os.path.basename(want).encode() + b"\n")
                     last = want
                 if due is not None and time.monotonic() >= due:
                     paint(after)
+                    if marks:
+                        log.write(b"\n@paint " + os.path.basename(after).encode() + b"\n")
                     after, due = None, None
                 ready, _, _ = select.select([fd], [], [], 0.05)
                 if ready:

@@ -165,6 +165,8 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
         },
       });
       await watch.start();
+      // While output is watched, static panes are neither captured nor re-stamped every cycle.
+      engine.watchOutput(() => watch.sessions().length > 0);
       let l: { close(): void } | null = null;
       try {
         l = await listenWake(path, wake, { onEvent });

@@ -1,0 +1,64 @@
+// What a long-lived engine remembers about each pane it last looked at (captured and folded), so
+// a pane whose screen cannot have changed is not captured again. This only holds while something
+// tells the engine about output (the %output watch marks painted panes): without it, a quiet
+// listing says nothing about the screen and every pane is looked at as the stamps' age dictates.
+
+import type { PaneRecord } from './pane-list.js';
+
+/** Every pane is looked at again at least this often, painted or not: the safety sweep. */
+export const SWEEP_MS = 10_000;
+
+interface Look {
+  /** When the engine last captured (or reused) the pane. */
+  at: number;
+  /** The pane's listing as first read after that look; null until the next cycle reads it. */
+  sig: string | null;
+  /** The last verdict was a hold (dwell, a hook claim not yet decayed): time alone may change it. */
+  pending: boolean;
+}
+
+/**
+ * Everything the listing says about a pane except what moves with output alone: window activity
+ * (output marks the pane painted instead) and the rollups (they follow the other panes).
+ */
+export function listingSignature(rec: PaneRecord): string {
+  const { windowActivity: _a, windowSummary: _w, sessionSummary: _s, ...rest } = rec;
+  return JSON.stringify(rest);
+}
+
+export class LookBook {
+  private readonly looks = new Map<string, Look>();
+
+  constructor(private readonly o: { sweepMs?: number; pendingMs: number }) {}
+
+  /**
+   * Whether this pane can keep its stamp without a look: looked at within the sweep, nothing in
+   * its listing moved since (its options included, so a second writer's stamp is looked at), and
+   * no hold waiting on the clock. The first listing after a look becomes the reference.
+   */
+  quiet(rec: PaneRecord, now: number): boolean {
+    const l = this.looks.get(rec.paneId);
+    if (!l) return false;
+    if (now < l.at || now - l.at >= (this.o.sweepMs ?? SWEEP_MS)) return false;
+    if (l.pending && now - l.at >= this.o.pendingMs) return false;
+    const sig = listingSignature(rec);
+    if (l.sig === null) {
+      l.sig = sig;
+      return true;
+    }
+    return l.sig === sig;
+  }
+
+  looked(pane: string, now: number, pending: boolean): void {
+    this.looks.set(pane, { at: now, sig: null, pending });
+  }
+
+  /** Forget panes that are gone (or not agents any more). */
+  keepOnly(panes: ReadonlySet<string>): void {
+    for (const p of this.looks.keys()) if (!panes.has(p)) this.looks.delete(p);
+  }
+
+  forget(pane: string): void {
+    this.looks.delete(pane);
+  }
+}

@@ -37,6 +37,8 @@ export interface CollectorParts {
 export interface AssembleOptions {
   host: string;
   intervalMs: number;
+  /** The slow sweep once output is watched and nothing changes; default intervalMs. */
+  idleMs?: number;
   env: NodeJS.ProcessEnv;
   log: (line: string) => void;
   /** Runs a hub's act request on this host; default: the broker under the `[remote]` policy. */
@@ -135,6 +137,9 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
       }),
     sink: publisher,
     intervalMs: o.intervalMs,
+    idleMs: o.idleMs,
+    // Often enough that a one-shot reader never finds the heartbeat older than the freshness window.
+    heartbeatMs: config.fold.freshnessMs > 0 ? Math.max(250, Math.floor(config.fold.freshnessMs / 2)) : 0,
     enrich: (res) => {
       const cwd = new Map(res.panes.map((r) => [r.rec.paneId, r.rec.currentPath]));
       return Promise.all(res.rows.map(async (r) => ({ ...r, ...(await repoOf(cwd.get(r.pane) ?? '')) })));

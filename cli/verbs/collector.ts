@@ -24,6 +24,8 @@ function hostOf(p: Parsed): string {
   return hostName().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 253);
 }
 
+const IDLE_SWEEP_MS = 5000;
+
 function intervalOf(p: Parsed): number {
   const v = str(p.opts.interval);
   if (v === undefined) return 1000;
@@ -62,7 +64,9 @@ export async function main(p: Parsed): Promise<number> {
     const token = tokenFile ? readToken(tokenFile) : '';
     let stopping: number | null = null;
     stdioEnd?.onClose(() => (stopping ??= 0));
-    const { publisher, engines } = await assembleCollector(p, { host, intervalMs, env, log });
+    // Without --interval, a collector that watches output sweeps an unchanging server every 5 s.
+    const idleMs = str(p.opts.interval) === undefined ? IDLE_SWEEP_MS : intervalMs;
+    const { publisher, engines } = await assembleCollector(p, { host, intervalMs, idleMs, env, log });
 
     let finish: (code: number) => void = () => undefined;
     const done = new Promise<number>((r) => (finish = r));

@@ -63,6 +63,8 @@ export interface CycleResult {
   panes: PaneOutcome[];
   stampede: boolean;
   produced: boolean;
+  /** Output is watched and no pane waits on a look: the next timed cycle may come late. */
+  settled: boolean;
 }
 
 /** Writes for one pane: they commit together, and are dropped together if the pane died. */
@@ -97,6 +99,7 @@ export class Engine {
   private readonly now: () => number;
   /** Whether this engine's server output is watched right now (set by a long-lived collector). */
   private watched: (() => boolean) | null = null;
+  private lastCycleAt = 0;
   /** Per-pane looks of a watched engine: panes whose screens cannot have changed are not captured. */
   private readonly looks: LookBook;
   /** Codex context gauges, read from its rollout files at the end of every cycle. */
@@ -116,6 +119,20 @@ export class Engine {
    */
   watchOutput(live: () => boolean): void {
     this.watched = live;
+  }
+
+  get watching(): boolean {
+    return this.opts.fold.freshnessMs > 0 && this.watched !== null && this.watched();
+  }
+
+  /**
+   * Renew the server heartbeat between cycles, while output is watched and a cycle finished
+   * within `maxCycleAgeMs` (an engine whose cycles stall must stop vouching for the stamps).
+   */
+  async heartbeat(maxCycleAgeMs: number): Promise<void> {
+    const now = this.now();
+    if (!this.watching || now - this.lastCycleAt > maxCycleAgeMs) return;
+    await this.tryRun(['set-option', '-s', KEY.collectorAt, String(now)]);
   }
 
   get runner(): TmuxRunner {
@@ -139,7 +156,7 @@ export class Engine {
   async cycle(opts: { recapture?: string } = {}): Promise<CycleResult> {
     const { runner, fold: cfg } = this.opts;
     const now = this.now();
-    const watching = cfg.freshnessMs > 0 && this.watched !== null && this.watched();
+    const watching = this.watching;
     const listing = runner.runChain([
       ['list-panes', '-a', '-F', LIST_PANES_FORMAT],
       ['show-options', '-sqv', KEY.lastPoll],
@@ -277,7 +294,9 @@ export class Engine {
       rows.push(rowOf(o.rec, o.stamp, agent, { server: info.socketPath, host: this.opts.host, now }));
     }
     rows.sort(compareLocalRows);
-    return { now, rows, panes: outcomes, stampede, produced };
+    this.lastCycleAt = now;
+    const settled = watching && !this.looks.anyPending() && outcomes.every((o) => o.path === 'quiet' || o.path === 'ignored' || o.path === 'none');
+    return { now, rows, panes: outcomes, stampede, produced, settled };
   }
 
   /** Fold one captured pane and return its writes; the outcome learns what the store will hold. */

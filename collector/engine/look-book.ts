@@ -58,6 +58,12 @@ export class LookBook {
     for (const p of this.looks.keys()) if (!panes.has(p)) this.looks.delete(p);
   }
 
+  /** Some pane's last verdict was a hold: it needs another look once the clock has moved. */
+  anyPending(): boolean {
+    for (const l of this.looks.values()) if (l.pending) return true;
+    return false;
+  }
+
   forget(pane: string): void {
     this.looks.delete(pane);
   }

@@ -31,7 +31,7 @@ import { decodeStamp, episodeAt, isInProgress, KEY } from '../core/store-codec.j
 import type { AgentManifest, FoldConfig, StampedState, StampPlan, State } from '../core/types.js';
 import { TmuxError } from '../tmux/errors.js';
 import type { TmuxRunner } from '../tmux/runner.js';
-import { LookBook } from './look-book.js';
+import { LookBook, NOT_AGENT_SWEEP_MS } from './look-book.js';
 import { LIST_PANES_FORMAT, parsePaneList, type PaneRecord } from './pane-list.js';
 import { afterWrites, promptWrites } from './prompt-writes.js';
 import { codexRoot, RolloutTail, runRolloutTail } from './rollout-tail.js';
@@ -182,6 +182,13 @@ export class Engine {
     const collectorAt = Number((collectorAtOut ?? '').trim()) || 0;
     const vouched = !watching && collectorAt !== 0 && collectorAt <= now && now - collectorAt < cfg.freshnessMs;
 
+    // A watched engine leaves quiet panes alone, and walks only the process trees of the others.
+    const quiet = new Set<string>();
+    if (watching) {
+      for (const r of records) if (!painted.has(r.paneId) && opts.recapture !== r.paneId && this.looks.quiet(r, now)) quiet.add(r.paneId);
+    }
+    const lookRoots = watching ? records.filter((r) => !quiet.has(r.paneId)).map((r) => r.panePid) : roots;
+
     let procs: ProcEntry[] | null = null;
     const outcomes: PaneOutcome[] = [];
     const writes: PaneWrites[] = [];
@@ -203,13 +210,13 @@ export class Engine {
       const fresh = prev !== null && !isInProgress(prev) && prev.stampedAt <= now && (vouched || now - prev.stampedAt < cfg.freshnessMs);
       const forced = opts.recapture === rec.paneId;
       const repaint = painted.has(rec.paneId);
-      if (!forced && !repaint && watching && this.looks.quiet(rec, now)) {
+      if (quiet.has(rec.paneId)) {
         outcome.path = 'quiet';
         continue;
       }
       if (!forced && !repaint && (fresh || (stampede && prev))) continue;
 
-      procs ??= (rootsKnown && (await early)) || (await this.opts.readProcs(roots));
+      procs ??= (rootsKnown && (await early)) || (await this.opts.readProcs(lookRoots));
       const storedAnchor = Number(rec.options['@tma_title_match_pid']) || null;
       const id = identify({
         paneCurrentCommand: rec.currentCommand,
@@ -229,7 +236,7 @@ export class Engine {
       if (id.kind !== 'agent') {
         outcome.stamp = null;
         outcome.path = prev ? 'removed' : 'none';
-        this.looks.looked(rec.paneId, now, false);
+        this.looks.looked(rec.paneId, now, false, prev ? undefined : NOT_AGENT_SWEEP_MS);
         if (prev) writes.push({ outcome, cmds: this.render(rec, { kind: 'remove' }, prev) });
         else if (storedAnchor !== null) writes.push({ outcome, cmds: [['set-option', '-p', '-u', '-t', rec.paneId, KEY.titleMatchPid]] });
         continue;

@@ -8,9 +8,17 @@ import type { PaneRecord } from './pane-list.js';
 /** Every pane is looked at again at least this often, painted or not: the safety sweep. */
 export const SWEEP_MS = 10_000;
 
+/**
+ * A pane found not to be an agent is looked at again this rarely unless its listing moves: an
+ * agent starting there changes its foreground command or title, and paints.
+ */
+export const NOT_AGENT_SWEEP_MS = 60_000;
+
 interface Look {
   /** When the engine last captured (or reused) the pane. */
   at: number;
+  /** How long the look stands without a new one, painted or not. */
+  sweepMs: number;
   /** The pane's listing as first read after that look; null until the next cycle reads it. */
   sig: string | null;
   /** The last verdict was a hold (dwell, a hook claim not yet decayed): time alone may change it. */
@@ -39,7 +47,7 @@ export class LookBook {
   quiet(rec: PaneRecord, now: number): boolean {
     const l = this.looks.get(rec.paneId);
     if (!l) return false;
-    if (now < l.at || now - l.at >= (this.o.sweepMs ?? SWEEP_MS)) return false;
+    if (now < l.at || now - l.at >= l.sweepMs) return false;
     if (l.pending && now - l.at >= this.o.pendingMs) return false;
     const sig = listingSignature(rec);
     if (l.sig === null) {
@@ -49,8 +57,8 @@ export class LookBook {
     return l.sig === sig;
   }
 
-  looked(pane: string, now: number, pending: boolean): void {
-    this.looks.set(pane, { at: now, sig: null, pending });
+  looked(pane: string, now: number, pending: boolean, sweepMs = this.o.sweepMs ?? SWEEP_MS): void {
+    this.looks.set(pane, { at: now, sweepMs, sig: null, pending });
   }
 
   /** Forget panes that are gone (or not agents any more). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LookBook, SWEEP_MS } from '../../collector/engine/look-book.js';
+import { LookBook, NOT_AGENT_SWEEP_MS, SWEEP_MS } from '../../collector/engine/look-book.js';
 import type { PaneRecord } from '../../collector/engine/pane-list.js';
 import { changesNothing, planFromVerdict, projectStamp } from '../../collector/core/stamp-plan.js';
 import { renderPlan } from '../../collector/core/stamp-render.js';
@@ -122,6 +122,16 @@ describe('LookBook: which panes a watched engine may leave alone', () => {
     expect(b.anyPending()).toBe(true);
     expect(b.quiet(rec(), NOW + 2999)).toBe(true);
     expect(b.quiet(rec(), NOW + 3000)).toBe(false);
+  });
+
+  it('a pane found not to be an agent waits for the longer sweep, unless its listing moves', () => {
+    const b = new LookBook({ pendingMs: 3000 });
+    const shell = rec({ currentCommand: 'bash', options: {} });
+    b.looked('%1', NOW, false, NOT_AGENT_SWEEP_MS);
+    expect(b.quiet(shell, NOW + 1)).toBe(true);
+    expect(b.quiet(shell, NOW + SWEEP_MS)).toBe(true);
+    expect(b.quiet(shell, NOW + NOT_AGENT_SWEEP_MS)).toBe(false);
+    expect(b.quiet({ ...shell, currentCommand: 'claude' }, NOW + 2)).toBe(false);
   });
 
   it('forgets panes that are gone', () => {

@@ -121,8 +121,9 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
   });
   outbox.bind((frame) => publisher.sendLive(frame));
   engines = new ServerEngines({
-    discover: () =>
+    discover: (known) =>
       discover({
+        known,
         names: (p.globals['socket-name'] as string[] | undefined) ?? [],
         paths: (p.globals['socket-path'] as string[] | undefined) ?? [],
         env,

@@ -16,7 +16,8 @@ export interface RowSink {
 }
 
 export interface EnginesOptions {
-  discover: () => Promise<Discovered[]>;
+  /** `known`: the servers followed already, which need no probe. */
+  discover: (known: ReadonlySet<string>) => Promise<Discovered[]>;
   open: (target: ServerTarget) => Promise<Engine>;
   sink: RowSink;
   intervalMs: number;
@@ -101,7 +102,7 @@ export class ServerEngines {
   }
 
   private async rescan(): Promise<void> {
-    const found = await this.opts.discover();
+    const found = await this.opts.discover(new Set(this.tracked.keys()));
     for (const d of found) {
       if (this.stopped || this.tracked.has(d.key)) continue;
       let engine: Engine;

@@ -31,7 +31,7 @@ import { decodeStamp, episodeAt, isInProgress, KEY } from '../core/store-codec.j
 import type { AgentManifest, FoldConfig, StampedState, StampPlan, State } from '../core/types.js';
 import { TmuxError } from '../tmux/errors.js';
 import type { TmuxRunner } from '../tmux/runner.js';
-import { LookBook, NOT_AGENT_SWEEP_MS } from './look-book.js';
+import { LookBook, NOT_AGENT_SWEEP_MS, waitsOnClock } from './look-book.js';
 import { LIST_PANES_FORMAT, parsePaneList, type PaneRecord } from './pane-list.js';
 import { afterWrites, promptWrites } from './prompt-writes.js';
 import { codexRoot, RolloutTail, runRolloutTail } from './rollout-tail.js';
@@ -317,7 +317,7 @@ export class Engine {
     const verdict = fold(c.prev, facts, ev.evidence, id.manifest, this.opts.fold, now);
     const plan = planFromVerdict(verdict, { pid: id.pid, name: id.manifest.name, hash: fnv1a64(tail), now });
     const projected = c.decodedOk ? projectStamp(c.prev, plan, { guarded }) : null;
-    this.looks.looked(rec.paneId, now, verdict.action === 'hold');
+    this.looks.looked(rec.paneId, now, waitsOnClock(verdict));
     // A watched pane whose stamp would come back as it is keeps it: the look is remembered here,
     // and the server heartbeat tells one-shot readers the old stamp time still stands.
     const unchanged =

@@ -3,6 +3,7 @@
 // tells the engine about output (the %output watch marks painted panes): without it, a quiet
 // listing says nothing about the screen and every pane is looked at as the stamps' age dictates.
 
+import type { Verdict } from '../core/types.js';
 import type { PaneRecord } from './pane-list.js';
 
 /** Every pane is looked at again at least this often, painted or not: the safety sweep. */
@@ -32,6 +33,15 @@ interface Look {
 export function listingSignature(rec: PaneRecord): string {
   const { windowActivity: _a, windowSummary: _w, sessionSummary: _s, ...rest } = rec;
   return JSON.stringify(rest);
+}
+
+/**
+ * Holds that only the clock can end: a working→idle dwell, a hook claim the screen contradicts but
+ * that has not decayed yet. Other holds (a scrolled pane, an editor in front, no evidence) end with
+ * output or a listing change, which end the quiet anyway.
+ */
+export function waitsOnClock(v: Pick<Verdict, 'action' | 'reason'>): boolean {
+  return v.action === 'hold' && (v.reason === 'dwell' || v.reason.endsWith('not yet decayed'));
 }
 
 export class LookBook {

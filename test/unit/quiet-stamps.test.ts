@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LookBook, NOT_AGENT_SWEEP_MS, SWEEP_MS } from '../../collector/engine/look-book.js';
+import { LookBook, NOT_AGENT_SWEEP_MS, SWEEP_MS, waitsOnClock } from '../../collector/engine/look-book.js';
 import type { PaneRecord } from '../../collector/engine/pane-list.js';
 import { changesNothing, planFromVerdict, projectStamp } from '../../collector/core/stamp-plan.js';
 import { renderPlan } from '../../collector/core/stamp-render.js';
@@ -132,6 +132,14 @@ describe('LookBook: which panes a watched engine may leave alone', () => {
     expect(b.quiet(shell, NOW + SWEEP_MS)).toBe(true);
     expect(b.quiet(shell, NOW + NOT_AGENT_SWEEP_MS)).toBe(false);
     expect(b.quiet({ ...shell, currentCommand: 'claude' }, NOW + 2)).toBe(false);
+  });
+
+  it('only holds the clock can end keep a pane looked at: dwell and an undecayed hook claim', () => {
+    expect(waitsOnClock({ action: 'hold', reason: 'dwell' })).toBe(true);
+    expect(waitsOnClock({ action: 'hold', reason: 'hook working not yet decayed' })).toBe(true);
+    expect(waitsOnClock({ action: 'hold', reason: 'frozen: pane scrolled' })).toBe(false);
+    expect(waitsOnClock({ action: 'hold', reason: 'no screen evidence; hook claim stands' })).toBe(false);
+    expect(waitsOnClock({ action: 'publish', reason: 'dwell' })).toBe(false);
   });
 
   it('forgets panes that are gone', () => {

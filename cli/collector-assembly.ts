@@ -38,6 +38,8 @@ export interface CollectorParts {
 export interface AssembleOptions {
   host: string;
   intervalMs: number;
+  /** The slow sweep once output is watched and nothing changes; default intervalMs. */
+  idleMs?: number;
   env: NodeJS.ProcessEnv;
   log: LineLog;
   /** Runs a hub's act request on this host; default: the broker under the `[remote]` policy. */
@@ -120,8 +122,9 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
   });
   outbox.bind((frame) => publisher.sendLive(frame));
   engines = new ServerEngines({
-    discover: () =>
+    discover: (known) =>
       discover({
+        known,
         names: (p.globals['socket-name'] as string[] | undefined) ?? [],
         paths: (p.globals['socket-path'] as string[] | undefined) ?? [],
         env,
@@ -136,6 +139,9 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
       }),
     sink: publisher,
     intervalMs: o.intervalMs,
+    idleMs: o.idleMs,
+    // Often enough that a one-shot reader never finds the heartbeat older than the freshness window.
+    heartbeatMs: config.fold.freshnessMs > 0 ? Math.max(250, Math.floor(config.fold.freshnessMs / 2)) : 0,
     enrich: (res) => {
       const cwd = new Map(res.panes.map((r) => [r.rec.paneId, r.rec.currentPath]));
       return Promise.all(res.rows.map(async (r) => ({ ...r, ...(await repoOf(cwd.get(r.pane) ?? '')) })));
@@ -166,6 +172,8 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
         },
       });
       await watch.start();
+      // While output is watched, static panes are neither captured nor re-stamped every cycle.
+      engine.watchOutput(() => watch.sessions().length > 0);
       let l: { close(): void } | null = null;
       try {
         l = await listenWake(path, wake, { onEvent });

@@ -92,7 +92,7 @@ export async function tmuxHookStates(runner: TmuxRunner, dir: string, bin: strin
 }
 
 /** Every option tma stamps on a pane; @agent_ignore is the user's own choice and stays. */
-const PANE_KEYS = [...Object.values(KEY).filter((k) => k !== KEY.ignore && k !== KEY.windowSummary && k !== KEY.sessionSummary && !k.startsWith('@__') && k !== KEY.setpfOk && k !== KEY.lastPoll), LOCK_KEY, '@tma_watch_pid'];
+const PANE_KEYS = [...Object.values(KEY).filter((k) => k !== KEY.ignore && k !== KEY.windowSummary && k !== KEY.sessionSummary && !k.startsWith('@__') && k !== KEY.setpfOk && k !== KEY.lastPoll && k !== KEY.collectorAt), LOCK_KEY, '@tma_watch_pid'];
 
 /** With no agent wired any more, tma's stamps go too; returns how many panes carried some. */
 export async function clearPaneOptions(runner: TmuxRunner): Promise<number> {

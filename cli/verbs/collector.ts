@@ -25,6 +25,8 @@ function hostOf(p: Parsed): string {
   return hostName().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 253);
 }
 
+const IDLE_SWEEP_MS = 5000;
+
 function intervalOf(p: Parsed): number {
   const v = str(p.opts.interval);
   if (v === undefined) return 1000;
@@ -73,7 +75,9 @@ export async function main(p: Parsed): Promise<number> {
     stdioEnd?.onClose(() => (stopping ??= 0));
     const log = lineLogTo(await createLogger({ name: 'tma-collector', level }));
     if (loose) log(loose, 'warn');
-    const { publisher, engines } = await assembleCollector(p, { host, intervalMs, env, log });
+    // Without --interval, a collector that watches output sweeps an unchanging server every 5 s.
+    const idleMs = str(p.opts.interval) === undefined ? IDLE_SWEEP_MS : intervalMs;
+    const { publisher, engines } = await assembleCollector(p, { host, intervalMs, idleMs, env, log });
 
     let finish: (code: number) => void = () => undefined;
     const done = new Promise<number>((r) => (finish = r));

@@ -202,7 +202,9 @@ async function fireLocked(o: FireOptions): Promise<ActResult> {
   // the answer must be bound to a prompt someone could have seen.
   const unidentified = action.kind === 'keys' && f.state === 'blocked' && (f.promptId ?? null) === null && canLook(o.engine, f.agent);
   if (f.stamp === null || (action.kind === 'keys' && ((!o.force && stale) || unidentified))) {
-    await o.engine.cycle(unidentified ? { recapture: pane } : {});
+    // A stale stamp is looked at here and now: a collector's heartbeat may vouch for it to
+    // readers, but keys are only sent on what the pane shows this moment.
+    await o.engine.cycle(unidentified || (f.stamp !== null && stale) ? { recapture: pane } : {});
     f = await readPaneFacts(runner, pane);
     if (f === null) return done('vanished', 'pane-gone');
   }

@@ -2,7 +2,7 @@
 // The projection exists because rows must show the store's truth: a guarded write the server
 // suppresses must not appear in a row as if it had landed.
 
-import { CLOCK_STEP_SKEW_MS, writableDetail } from './store-codec.js';
+import { CLOCK_STEP_SKEW_MS, isClockStepped, isInProgress, writableDetail } from './store-codec.js';
 import type { Guard, HoldPlan, PublishPlan, Source, StampPlan, StampedState, State, Verdict } from './types.js';
 
 export interface PlanContext {
@@ -174,4 +174,47 @@ export function projectStamp(
     session: prev?.session ?? null,
     subagents: prev?.subagents ?? [],
   };
+}
+
+export interface NoChangeOptions {
+  now: number;
+  /** The name the plan's chain would write, and the one stored (`@agent_name`). */
+  name: string;
+  storedName: string | null;
+  /**
+   * A hook claim the screen corroborates is renewed (its evidence time moved, restarting decay)
+   * once its stored evidence is this old; younger, the corroboration alone is not written.
+   */
+  renewHookMs: number;
+}
+
+/**
+ * Whether writing `next` over `prev` would change nothing a reader uses: every stored field the
+ * same but the stamp time and a capture's evidence time. Such a chain is not sent; the caller's
+ * own freshness record (and the per-server heartbeat, `@tma_collector_at`) says the stamp is
+ * current. A stamp left half-written, from the future, or over a clock step is always rewritten.
+ */
+export function changesNothing(prev: StampedState | null, next: StampedState | null, o: NoChangeOptions): boolean {
+  if (prev === null || next === null) return false;
+  if (isInProgress(prev) || isClockStepped(prev) || prev.stampedAt > o.now) return false;
+  if (o.name !== '' && o.name !== o.storedName) return false;
+  if (
+    prev.state !== next.state ||
+    prev.detail !== next.detail ||
+    prev.source !== next.source ||
+    prev.since !== next.since ||
+    prev.attention !== next.attention ||
+    prev.notifiedAt !== next.notifiedAt ||
+    prev.turnAt !== next.turnAt ||
+    prev.hash !== next.hash ||
+    prev.pid !== next.pid ||
+    prev.session !== next.session ||
+    prev.subagents.join('\u0000') !== next.subagents.join('\u0000')
+  ) {
+    return false;
+  }
+  // Hook claims decay by their evidence time; a capture's evidence time is read by nothing but
+  // the working→idle dwell, which a screen that has not moved since cannot need.
+  if (next.source === 'hook' && next.evidenceAt !== prev.evidenceAt && o.now - prev.evidenceAt >= o.renewHookMs) return false;
+  return true;
 }

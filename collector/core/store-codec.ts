@@ -36,6 +36,8 @@ export const KEY = {
   sessionSummary: '@agent_session_summary',
   setpfOk: '@tma_setpf_ok',
   lastPoll: '@tma_last_poll',
+  /** Server scope: when a collector that watches this server's output last swept it (epoch ms). */
+  collectorAt: '@tma_collector_at',
   probe: '@__tma_probe',
 } as const;
 

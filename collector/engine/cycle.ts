@@ -16,7 +16,7 @@ import { subtree, type ProcEntry } from '../core/proc.js';
 import { canReuseStamp } from '../core/reuse.js';
 import { summaryOf } from '../core/rollup.js';
 import { evaluate } from '../core/rules.js';
-import { planFromVerdict, projectStamp } from '../core/stamp-plan.js';
+import { changesNothing, planFromVerdict, projectStamp } from '../core/stamp-plan.js';
 import {
   chain,
   probeSupported,
@@ -31,6 +31,7 @@ import { decodeStamp, episodeAt, isInProgress, KEY } from '../core/store-codec.j
 import type { AgentManifest, FoldConfig, StampedState, StampPlan, State } from '../core/types.js';
 import { TmuxError } from '../tmux/errors.js';
 import type { TmuxRunner } from '../tmux/runner.js';
+import { LookBook, NOT_AGENT_SWEEP_MS, waitsOnClock } from './look-book.js';
 import { LIST_PANES_FORMAT, parsePaneList, type PaneRecord } from './pane-list.js';
 import { afterWrites, promptWrites } from './prompt-writes.js';
 import { codexRoot, RolloutTail, runRolloutTail } from './rollout-tail.js';
@@ -53,7 +54,7 @@ export interface PaneOutcome {
   stamp: StampedState | null;
   identity: Identity | null;
   /** How the pane was handled, for doctor and the benchmark. */
-  path: 'consumer' | 'reused' | 'captured' | 'registered' | 'removed' | 'ignored' | 'none' | 'dead';
+  path: 'consumer' | 'reused' | 'captured' | 'registered' | 'removed' | 'ignored' | 'none' | 'dead' | 'quiet';
 }
 
 export interface CycleResult {
@@ -62,6 +63,8 @@ export interface CycleResult {
   panes: PaneOutcome[];
   stampede: boolean;
   produced: boolean;
+  /** Output is watched and no pane waits on a look: the next timed cycle may come late. */
+  settled: boolean;
 }
 
 /** Writes for one pane: they commit together, and are dropped together if the pane died. */
@@ -94,12 +97,42 @@ export class Engine {
   /** Panes that painted since their last look (from %output): a fresh stamp must not hide them. */
   private painted = new Set<string>();
   private readonly now: () => number;
+  /** Whether this engine's server output is watched right now (set by a long-lived collector). */
+  private watched: (() => boolean) | null = null;
+  private lastCycleAt = 0;
+  /** Per-pane looks of a watched engine: panes whose screens cannot have changed are not captured. */
+  private readonly looks: LookBook;
   /** Codex context gauges, read from its rollout files at the end of every cycle. */
   readonly rolloutTail = new RolloutTail(() => codexRoot(process.env));
 
   constructor(private readonly opts: EngineOptions) {
     this.server = new ServerFacts(opts.runner);
     this.now = opts.now ?? Date.now;
+    this.looks = new LookBook({ pendingMs: opts.fold.freshnessMs });
+  }
+
+  /**
+   * A long-lived collector marks painted panes through `markPainted` while `live()` holds. Then a
+   * pane is looked at when it painted, when its listing moved, while a hold waits on the clock, or
+   * on the slow sweep; a stamp that would change nothing is not rewritten; and each cycle renews
+   * the server's heartbeat (`@tma_collector_at`) that tells one-shot readers the stamps are current.
+   */
+  watchOutput(live: () => boolean): void {
+    this.watched = live;
+  }
+
+  get watching(): boolean {
+    return this.opts.fold.freshnessMs > 0 && this.watched !== null && this.watched();
+  }
+
+  /**
+   * Renew the server heartbeat between cycles, while output is watched and a cycle finished
+   * within `maxCycleAgeMs` (an engine whose cycles stall must stop vouching for the stamps).
+   */
+  async heartbeat(maxCycleAgeMs: number): Promise<void> {
+    const now = this.now();
+    if (!this.watching || now - this.lastCycleAt > maxCycleAgeMs) return;
+    await this.tryRun(['set-option', '-s', KEY.collectorAt, String(now)]);
   }
 
   get runner(): TmuxRunner {
@@ -123,17 +156,20 @@ export class Engine {
   async cycle(opts: { recapture?: string } = {}): Promise<CycleResult> {
     const { runner, fold: cfg } = this.opts;
     const now = this.now();
+    const watching = this.watching;
     // A one-shot verb's only cycle reads the server's facts in the same tmux call (one spawn less).
     const factsToo = !this.server.known;
     const listing = runner.runChain([
       ['list-panes', '-a', '-F', LIST_PANES_FORMAT],
       ['show-options', '-sqv', KEY.lastPoll],
+      ['show-options', '-sqv', KEY.collectorAt],
       ...(factsToo ? [this.server.query()] : []),
     ]);
     // While tmux lists the panes, read the process trees under last cycle's pane roots: a
     // long-lived engine's roots rarely change, and the two reads then run on different cores.
-    const early = this.roots.size ? this.opts.readProcs([...this.roots]).catch(() => null) : null;
-    const [listOut, lastPollOut, factsOut] = await listing;
+    // A watched engine mostly needs no process facts at all, so it reads them only when it does.
+    const early = this.roots.size && !watching ? this.opts.readProcs([...this.roots]).catch(() => null) : null;
+    const [listOut, lastPollOut, collectorAtOut, factsOut] = await listing;
     if (factsToo && factsOut !== undefined) this.server.prime(factsOut);
     const records = parsePaneList(listOut ?? '');
     const painted = this.painted;
@@ -145,6 +181,17 @@ export class Engine {
     const lastPoll = Number((lastPollOut ?? '').trim()) || 0;
     // Many status lines firing in the same second: only the first one does the work.
     const stampede = lastPoll !== 0 && Math.floor(now / 1000) === Math.floor(lastPoll / 1000);
+    // A collector that watches this server's output vouches for every stamp while its heartbeat
+    // is fresh: it looks at a pane as soon as its screen moves, and rewrites nothing otherwise.
+    const collectorAt = Number((collectorAtOut ?? '').trim()) || 0;
+    const vouched = !watching && collectorAt !== 0 && collectorAt <= now && now - collectorAt < cfg.freshnessMs;
+
+    // A watched engine leaves quiet panes alone, and walks only the process trees of the others.
+    const quiet = new Set<string>();
+    if (watching) {
+      for (const r of records) if (!painted.has(r.paneId) && opts.recapture !== r.paneId && this.looks.quiet(r, now)) quiet.add(r.paneId);
+    }
+    const lookRoots = watching ? records.filter((r) => !quiet.has(r.paneId)).map((r) => r.panePid) : roots;
 
     let procs: ProcEntry[] | null = null;
     const outcomes: PaneOutcome[] = [];
@@ -164,12 +211,16 @@ export class Engine {
         continue;
       }
 
-      const fresh = prev !== null && !isInProgress(prev) && prev.stampedAt <= now && now - prev.stampedAt < cfg.freshnessMs;
+      const fresh = prev !== null && !isInProgress(prev) && prev.stampedAt <= now && (vouched || now - prev.stampedAt < cfg.freshnessMs);
       const forced = opts.recapture === rec.paneId;
       const repaint = painted.has(rec.paneId);
+      if (quiet.has(rec.paneId)) {
+        outcome.path = 'quiet';
+        continue;
+      }
       if (!forced && !repaint && (fresh || (stampede && prev))) continue;
 
-      procs ??= (rootsKnown && (await early)) || (await this.opts.readProcs(roots));
+      procs ??= (rootsKnown && (await early)) || (await this.opts.readProcs(lookRoots));
       const storedAnchor = Number(rec.options['@tma_title_match_pid']) || null;
       const id = identify({
         paneCurrentCommand: rec.currentCommand,
@@ -189,6 +240,7 @@ export class Engine {
       if (id.kind !== 'agent') {
         outcome.stamp = null;
         outcome.path = prev ? 'removed' : 'none';
+        this.looks.looked(rec.paneId, now, false, prev ? undefined : NOT_AGENT_SWEEP_MS);
         if (prev) writes.push({ outcome, cmds: this.render(rec, { kind: 'remove' }, prev) });
         else if (storedAnchor !== null) writes.push({ outcome, cmds: [['set-option', '-p', '-u', '-t', rec.paneId, KEY.titleMatchPid]] });
         continue;
@@ -212,6 +264,7 @@ export class Engine {
 
       if (!forced && !repaint && prev && canReuseStamp(prev, rec.windowActivity, id.foregroundIsAgent, cfg, now)) {
         outcome.path = 'reused';
+        this.looks.looked(rec.paneId, now, false);
         continue;
       }
       candidates.push({ outcome, prev, decodedOk: decoded.ok, identity: id, storedAnchor });
@@ -227,7 +280,7 @@ export class Engine {
           c.outcome.path = 'dead';
           return;
         }
-        writes.push({ outcome: c.outcome, cmds: this.decide(c, shot, now, guarded) });
+        writes.push({ outcome: c.outcome, cmds: this.decide(c, shot, now, guarded, watching) });
       });
     }
 
@@ -235,6 +288,8 @@ export class Engine {
     const produced = writes.some((w) => w.outcome.path !== 'dead' && w.outcome.path !== 'ignored');
     const closing = this.rollupDrift(outcomes);
     if (produced) closing.push(['set-option', '-s', KEY.lastPoll, String(now)]);
+    if (watching) closing.push(['set-option', '-s', KEY.collectorAt, String(now)]);
+    this.looks.keepOnly(new Set(outcomes.filter((o) => o.path !== 'dead').map((o) => o.rec.paneId)));
     // A pane that died since the listing fails the chain from its command on; the rest still count.
     if (closing.length && !(await this.tryRun(chain(closing)))) for (const cmd of closing) await this.tryRun(cmd);
     if (!stampede) await this.clearSeenAttention(outcomes);
@@ -250,11 +305,13 @@ export class Engine {
       rows.push(rowOf(o.rec, o.stamp, agent, { server: info.socketPath, host: this.opts.host, now }));
     }
     rows.sort(compareLocalRows);
-    return { now, rows, panes: outcomes, stampede, produced };
+    this.lastCycleAt = now;
+    const settled = watching && !this.looks.anyPending() && outcomes.every((o) => o.path === 'quiet' || o.path === 'ignored' || o.path === 'none');
+    return { now, rows, panes: outcomes, stampede, produced, settled };
   }
 
   /** Fold one captured pane and return its writes; the outcome learns what the store will hold. */
-  private decide(c: Candidate, shot: { tail: string; title: string }, now: number, guarded: boolean): TmuxCommand[] {
+  private decide(c: Candidate, shot: { tail: string; title: string }, now: number, guarded: boolean, watching: boolean): TmuxCommand[] {
     const { rec } = c.outcome;
     const id = c.identity;
     const tail = shot.tail;
@@ -263,14 +320,24 @@ export class Engine {
     const facts = { pid: id.pid, foregroundIsAgent: id.foregroundIsAgent, scrolled: (rec.scrollPosition ?? 0) > 0, historyView: ev.historyView };
     const verdict = fold(c.prev, facts, ev.evidence, id.manifest, this.opts.fold, now);
     const plan = planFromVerdict(verdict, { pid: id.pid, name: id.manifest.name, hash: fnv1a64(tail), now });
-    const cmds = this.render(rec, plan, c.prev, guarded);
+    const projected = c.decodedOk ? projectStamp(c.prev, plan, { guarded }) : null;
+    this.looks.looked(rec.paneId, now, waitsOnClock(verdict));
+    // A watched pane whose stamp would come back as it is keeps it: the look is remembered here,
+    // and the server heartbeat tells one-shot readers the old stamp time still stands.
+    const unchanged =
+      watching &&
+      changesNothing(c.prev, projected, {
+        now, name: id.manifest.name, storedName: rec.options['@agent_name'] ?? null,
+        renewHookMs: Math.min(this.opts.fold.hookDecayMs, this.opts.fold.blockedDecayMs) / 2,
+      });
+    const cmds = unchanged ? [] : this.render(rec, plan, c.prev, guarded);
     const anchor = anchorUpdate(id, c.storedAnchor);
     if (anchor.kind === 'set') cmds.push(['set-option', '-p', '-t', rec.paneId, KEY.titleMatchPid, String(anchor.pid)]);
     else if (anchor.kind === 'unset') cmds.push(['set-option', '-p', '-u', '-t', rec.paneId, KEY.titleMatchPid]);
     c.outcome.path = 'captured';
     // Over a stamp we could not read, the guards decide against values we never saw: keep the
     // pane out of rows and counts until a later cycle reads back what actually landed.
-    c.outcome.stamp = c.decodedOk ? projectStamp(c.prev, plan, { guarded }) : null;
+    c.outcome.stamp = unchanged ? c.prev : projected;
     const prompt = promptWrites(rec, c.outcome.stamp, id.manifest, snap);
     if (prompt.length) c.outcome.rec = { ...rec, options: afterWrites(rec.options, prompt) };
     return [...cmds, ...prompt];

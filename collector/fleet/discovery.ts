@@ -23,6 +23,8 @@ export interface DiscoveryOptions {
   env: Env;
   uid?: number;
   probeTimeoutMs?: number;
+  /** Servers already followed: listed without a probe (their engine notices when one is gone). */
+  known?: ReadonlySet<string>;
 }
 
 /** True when something accepts connections on the unix socket. */
@@ -74,6 +76,7 @@ export async function discover(opts: DiscoveryOptions): Promise<Discovered[]> {
   const found = await Promise.all(
     candidates(opts).map(async (target) => {
       const path = socketPathOfTarget(target, opts.env, opts.uid);
+      if (opts.known?.has(canonicalSocketPath(path))) return { key: canonicalSocketPath(path), target };
       return (await socketAnswers(path, opts.probeTimeoutMs)) ? { key: canonicalSocketPath(path), target } : null;
     }),
   );

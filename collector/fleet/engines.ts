@@ -17,10 +17,18 @@ export interface RowSink {
 }
 
 export interface EnginesOptions {
-  discover: () => Promise<Discovered[]>;
+  /** `known`: the servers followed already, which need no probe. */
+  discover: (known: ReadonlySet<string>) => Promise<Discovered[]>;
   open: (target: ServerTarget) => Promise<Engine>;
   sink: RowSink;
   intervalMs: number;
+  /**
+   * The timed cycle after a settled one (output watched, nothing waiting on a look): a slow sweep,
+   * since output and hook events wake the engine anyway. Default: intervalMs.
+   */
+  idleMs?: number;
+  /** How often a watched engine renews its server heartbeat between cycles; 0 = only in cycles. */
+  heartbeatMs?: number;
   rescanMs?: number;
   /** Rows of a cycle as published (e.g. with repo labels filled in); default: the engine's rows. */
   enrich?: (res: CycleResult) => Promise<AgentRow[]>;
@@ -38,6 +46,8 @@ interface Tracked {
   key: string;
   engine: Engine;
   timer: ReturnType<typeof setTimeout> | null;
+  beat: ReturnType<typeof setInterval> | null;
+  settled: boolean;
   running: boolean;
   again: boolean;
   dropped: boolean;
@@ -93,7 +103,7 @@ export class ServerEngines {
   }
 
   private async rescan(): Promise<void> {
-    const found = await this.opts.discover();
+    const found = await this.opts.discover(new Set(this.tracked.keys()));
     for (const d of found) {
       if (this.stopped || this.tracked.has(d.key)) continue;
       let engine: Engine;
@@ -107,7 +117,7 @@ export class ServerEngines {
         engine.runner.close();
         continue;
       }
-      const t: Tracked = { key: d.key, engine, timer: null, running: false, again: false, dropped: false, published: null, wake: null, lastError: '' };
+      const t: Tracked = { key: d.key, engine, timer: null, beat: null, settled: false, running: false, again: false, dropped: false, published: null, wake: null, lastError: '' };
       this.tracked.set(d.key, t);
       this.log(`following tmux server ${d.key}`);
       if (this.rescanTimer) void this.cycle(t);
@@ -130,6 +140,7 @@ export class ServerEngines {
         // new incarnation even if the control client re-attached without us noticing.
         t.engine.server.forget();
         const res = await t.engine.cycle();
+        t.settled = res.settled;
         const info = await t.engine.server.get();
         const rows = this.opts.enrich ? await this.opts.enrich(res) : res.rows;
         if (t.dropped) return;
@@ -138,6 +149,11 @@ export class ServerEngines {
         if (t.published === null) {
           t.published = info.socketPath;
           if (this.opts.listenWake) t.wake = await this.opts.listenWake(info.socketPath, () => this.wake(t.key), t.engine);
+          const every = this.opts.heartbeatMs ?? 0;
+          if (every > 0 && !t.dropped) {
+            const maxAge = Math.max(this.opts.idleMs ?? 0, this.opts.intervalMs) + every;
+            t.beat = setInterval(() => void t.engine.heartbeat(maxAge).catch(() => undefined), every);
+          }
         }
         t.lastError = '';
       } while (t.again && !t.dropped);
@@ -152,7 +168,8 @@ export class ServerEngines {
     } finally {
       t.running = false;
     }
-    if (!t.dropped && !this.stopped) t.timer = setTimeout(() => void this.cycle(t), this.opts.intervalMs);
+    const next = t.settled ? Math.max(this.opts.idleMs ?? 0, this.opts.intervalMs) : this.opts.intervalMs;
+    if (!t.dropped && !this.stopped) t.timer = setTimeout(() => void this.cycle(t), next);
   }
 
   private drop(t: Tracked): void {
@@ -166,6 +183,8 @@ export class ServerEngines {
     t.dropped = true;
     if (t.timer) clearTimeout(t.timer);
     t.timer = null;
+    if (t.beat) clearInterval(t.beat);
+    t.beat = null;
     t.wake?.close();
     t.engine.runner.close();
   }

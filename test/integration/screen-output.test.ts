@@ -1,12 +1,14 @@
 // Screens seen as they change: a collector on a long poll still publishes a screen-only change
 // (no hook) within a second or two, because the pane's %output wakes a look at it; and a static
-// screen, re-stamped by the poll, publishes nothing after its first row.
+// screen publishes nothing after its first row, and is not re-stamped either: a collector that
+// watches output leaves a static pane's options alone, its per-server heartbeat
+// (@tma_collector_at) keeps one-shot readers from recapturing, and a changed screen is still seen.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { REPO, ScratchTmux, waitFor } from '../support/scratch-tmux.js';
+import { REPO, ScratchTmux, tma, waitFor } from '../support/scratch-tmux.js';
 import { FakeHub, type HubConn } from './fake-hub.js';
 
 let scratch: ScratchTmux | null = null;
@@ -63,7 +65,7 @@ it('a screen-only change reaches the hub long before the next poll, though the p
   expect(at - t0).toBeLessThan(5_000);
 });
 
-it('a static screen is published once: re-stamps alone send no deltas', async () => {
+it('a static screen is published once: neither re-stamped nor re-sent', async () => {
   scratch = new ScratchTmux('scs');
   const pane = scratch.start();
   await scratch.standIn(pane, 'claude', 'claude-working.txt');
@@ -72,9 +74,49 @@ it('a static screen is published once: re-stamps alone send no deltas', async ()
   const stamped = () => Number(scratch!.option(pane, '@agent_stamped_at') || 0);
   const before = conn.frames.length;
   const firstStamp = stamped();
-  // Long enough for the poll to renew the stamp (freshness 3 s) at least once.
-  await waitFor(() => stamped() !== firstStamp, 'stamp renewed by the poll', 15_000);
-  await new Promise((r) => setTimeout(r, 1000));
+  // Well past the 3 s freshness window, at which the poll used to renew the stamp: a collector
+  // that watches output leaves a stamp that would change nothing alone (see the next test).
+  await new Promise((r) => setTimeout(r, 5000));
+  expect(stamped()).toBe(firstStamp);
   const later = conn.frames.slice(before).map((f) => f.frame as Frame).filter((f) => f.type === 'delta' && rowsIn(f).some((r) => r.pane === pane));
   expect(later).toEqual([]);
 });
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+it('a static agent pane is not re-stamped, one-shot readers still trust it, and a new screen is stamped', async () => {
+  scratch = new ScratchTmux('qst');
+  const s = scratch;
+  const pane = s.start();
+  const agent = await s.standIn(pane, 'claude', 'claude-working.txt');
+  await collector(s.name, '0.3');
+  const env = { XDG_RUNTIME_DIR: join(dir, 'run'), XDG_CONFIG_HOME: join(dir, 'cfg') };
+  const beat = () => Number(s.tmux('show-options', '-sqv', '@tma_collector_at').trim() || 0);
+  const stampOf = () => s.option(pane, '@agent_stamped_at');
+  await waitFor(() => s.option(pane, '@agent_state') === 'working' && beat() > 0, 'working stamp and a heartbeat', 15_000);
+
+  // Every option of the pane, as one text: nothing of it may move while the screen stands still.
+  const options = () => s.tmux('show-options', '-p', '-t', pane);
+  // The first watched look happens once the first stamp is past the 3 s freshness window.
+  await sleep(4000);
+  const settled = options();
+  const stamp = stampOf();
+  const beat0 = beat();
+  // Well past the freshness window again, at 0.3 s polling: the old poll re-stamped twice here.
+  await sleep(4500);
+  expect(stampOf()).toBe(stamp);
+  expect(options()).toBe(settled);
+  expect(beat()).toBeGreaterThan(beat0);
+
+  // A one-shot reader takes the state from the stamp the heartbeat vouches for: no capture, so no write.
+  const ls = await tma(['--socket-name', s.name, 'ls', '--json'], { env });
+  expect(ls.code).toBe(0);
+  const rows = (JSON.parse(ls.stdout) as { agents: { pane: string; state: string }[] }).agents;
+  expect(rows.find((r) => r.pane === pane)?.state).toBe('working');
+  expect(stampOf()).toBe(stamp);
+
+  // A screen that changes is still seen, and stamped, within the output watch's reach.
+  await agent.paint('claude-permission-dialog.txt');
+  await waitFor(() => s.option(pane, '@agent_state') === 'blocked', 'blocked stamp', 10_000);
+  expect(Number(stampOf())).toBeGreaterThan(Number(stamp));
+}, 60_000);

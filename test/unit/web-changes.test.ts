@@ -5,7 +5,7 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HubMetrics } from '../../hub/metrics.js';
-import type { StreamSink } from '../../hub/stream-sinks.js';
+import { streamTextString, type StreamSink } from '../../hub/stream-sinks.js';
 import { FleetStore } from '../../hub/store.js';
 import { StreamHub } from '../../hub/streams.js';
 import { FleetMirror, type MirrorDocument } from '../../hub/web/changes.js';
@@ -79,7 +79,7 @@ const HELLO = { transport: 'ws' as const, epoch: EPOCH_A, collectorVersion: '1',
 const STATES: State[] = ['blocked', 'working', 'idle', 'unknown'];
 
 function sinkInto(written: string[]): StreamSink {
-  return { kind: 'ws', write: (t) => written.push(String(t)), keepalive: () => {}, caughtUp: () => true, kick: () => {}, end: () => {}, onGone: () => {} };
+  return { kind: 'ws', write: (t) => written.push(streamTextString(t)), keepalive: () => {}, caughtUp: () => true, kick: () => {}, end: () => {}, onGone: () => {} };
 }
 
 describe('web page: changes mirror against the hub', () => {

@@ -29,6 +29,9 @@ import { str, type Parsed } from './args.js';
 import { loadLocalConfig, loadManifestsFor } from './local.js';
 import { VERSION } from './version.js';
 
+/** How often a collector that watches output sweeps a server where nothing changes. */
+export const IDLE_SWEEP_MS = 5000;
+
 export interface CollectorParts {
   config: Config;
   publisher: Publisher;

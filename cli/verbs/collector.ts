@@ -8,7 +8,7 @@ import { collectUrl, dialHub } from '../../collector/fleet/ws-link.js';
 import { hostName } from '../../collector/tmux/host.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
 import { ExitError, guard } from '../local.js';
-import { assembleCollector, heartbeatOverride } from '../collector-assembly.js';
+import { assembleCollector, heartbeatOverride, IDLE_SWEEP_MS } from '../collector-assembly.js';
 import { tokenFileWarning } from '../../shared/token-file-mode.js';
 import { logLevelOf } from '../log-setup.js';
 import { createLogger, lineLogTo } from '../../shared/log.js';
@@ -24,8 +24,6 @@ function hostOf(p: Parsed): string {
   // Odd machine names still get a usable label rather than a refused hello.
   return hostName().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 253);
 }
-
-const IDLE_SWEEP_MS = 5000;
 
 function intervalOf(p: Parsed): number {
   const v = str(p.opts.interval);

@@ -117,7 +117,7 @@ export interface OutputWatchOptions {
   /** Panes whose screens may have changed. */
   onDue: (panes: string[]) => void;
   timing?: QuietEdgeOptions;
-  /** How often the session list is re-read to follow new and closed sessions. */
+  /** How often the session list is re-read anyway (`%sessions-changed` triggers a read at once). */
   rescanMs?: number;
   log?: (line: string) => void;
 }
@@ -130,6 +130,7 @@ export class OutputWatch {
   private timer: NodeJS.Timeout | null = null;
   private timerAt = 0;
   private rescanTimer: NodeJS.Timeout | null = null;
+  private soon: NodeJS.Timeout | null = null;
   private closed = false;
 
   constructor(private readonly o: OutputWatchOptions) {
@@ -140,7 +141,7 @@ export class OutputWatch {
 
   async start(): Promise<void> {
     await this.rescan();
-    this.rescanTimer = setInterval(() => void this.rescan(), this.o.rescanMs ?? 2000);
+    this.rescanTimer = setInterval(() => void this.rescan(), this.o.rescanMs ?? 10_000);
     this.rescanTimer.unref();
   }
 
@@ -148,6 +149,7 @@ export class OutputWatch {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     if (this.rescanTimer) clearInterval(this.rescanTimer);
+    if (this.soon) clearTimeout(this.soon);
     for (const c of this.clients.values()) c.close();
     this.clients.clear();
   }
@@ -155,6 +157,15 @@ export class OutputWatch {
   /** Sessions currently watched (doctor and tests). */
   sessions(): string[] {
     return [...this.clients.keys()];
+  }
+
+  /** Every client hears the same `%sessions-changed`: one read answers them all. */
+  private rescanSoon(): void {
+    if (this.soon || this.closed) return;
+    this.soon = setTimeout(() => {
+      this.soon = null;
+      void this.rescan();
+    }, 50);
   }
 
   private async rescan(): Promise<void> {
@@ -179,6 +190,8 @@ export class OutputWatch {
         c.on('notification', (n) => {
           const pane = outputPane(n);
           if (pane) this.output(pane);
+          // Every control client hears a session come or go: follow it now, not at the next sweep.
+          else if (n.name === 'sessions-changed') this.rescanSoon();
         });
         this.clients.set(id, c);
       }

@@ -120,3 +120,17 @@ it('a static agent pane is not re-stamped, one-shot readers still trust it, and 
   await waitFor(() => s.option(pane, '@agent_state') === 'blocked', 'blocked stamp', 10_000);
   expect(Number(stampOf())).toBeGreaterThan(Number(stamp));
 }, 60_000);
+
+it('a session opened after the collector started is watched at once, not at the next session sweep', async () => {
+  scratch = new ScratchTmux('scn');
+  scratch.start();
+  const conn = await collector(scratch.name, '60');
+  // The poll is a minute away and the session list is re-read only every 10 s: the new session's
+  // pane is seen this soon only because `%sessions-changed` starts watching it.
+  const t0 = Date.now();
+  const pane = scratch.start('late');
+  await scratch.standIn(pane, 'claude', 'claude-working.txt');
+  const seen = () => conn.frames.find((f) => rowsIn(f.frame as Frame).some((r) => r.pane === pane && r.state === 'working'));
+  await waitFor(() => seen() !== undefined, 'the new session\'s working row', 15_000);
+  expect(seen()!.at - t0).toBeLessThan(5_000);
+});

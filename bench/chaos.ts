@@ -16,6 +16,7 @@ import { freePort } from '../test/support/ports.js';
 import { REPO, ScratchTmux, type StandIn } from '../test/support/scratch-tmux.js';
 import { SCREENS } from '../test/support/screens.js';
 import { startSshd, type Sshd } from '../test/support/sshd.js';
+import { atBenchExit } from './scratch-server.js';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -306,10 +307,17 @@ async function main(): Promise<void> {
     sshd = await startSshd();
     writeFileSync(join(dir, 'known_hosts'), `${sshd.knownHostsLine}\n`);
   }
+  // An interrupted run leaves no hub, collector or sshd behind either (scratch servers register their own).
+  atBenchExit(() => {
+    hubProc?.kill('SIGKILL');
+    for (const s of sites) s.child?.kill('SIGKILL');
+    sshd?.stop();
+  });
   for (let i = 0; i < N_WS + N_SSH; i++) {
     const kind = i < N_WS ? 'ws' : 'ssh';
     const host = `${kind}${i}`;
     const scratch = new ScratchTmux(`ch${i}`);
+    atBenchExit(() => scratch.kill());
     const pane = scratch.start();
     const agent = await scratch.standIn(pane, 'claude', SCREENS.claudeBlocked, { paintMarks: true });
     const token = randomBytes(16).toString('hex');

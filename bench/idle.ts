@@ -23,6 +23,7 @@ const { readProcesses } = await import('../collector/tmux/proc-table.js');
 const { LIST_PANES_FORMAT, parsePaneList } = await import('../collector/engine/pane-list.js');
 const { startHub } = await import('../hub/server.js');
 const { pino } = await import('pino');
+const { atBenchExit } = await import('./scratch-server.js');
 
 // `--floor NAME INTERVAL_S`: the child process that does only the bare reads, measured from outside.
 if (FLOOR) {
@@ -84,6 +85,10 @@ const AGENTS: [string, string][] = [
 
 async function main(): Promise<void> {
   const t = new ScratchTmux('idle');
+  atBenchExit(() => {
+    t.kill();
+    rmSync(tmuxDir, { recursive: true, force: true });
+  });
   t.start('s0');
   const panes: string[] = [t.tmux('display-message', '-p', '-t', 's0', '#{pane_id}').trim()];
   for (let s = 0; s < 5; s++) {
@@ -161,6 +166,7 @@ async function main(): Promise<void> {
       [...(process.env.IDLE_NODE_ARGS ?? '').split(' ').filter(Boolean), join(REPO, 'bin/tma.js'), 'collector', '--hub', `ws://127.0.0.1:${hub.port}`, '--token-file', tokenFile, '--host-name', 'idle-host', '--socket-name', t.name, ...(GIVEN ? ['--interval', GIVEN] : [])],
       { env, stdio: ['ignore', 'ignore', 'inherit'] },
     );
+    atBenchExit(() => collector.kill('SIGKILL'));
     try {
       // Settle: every agent row published and stamped, start-up costs behind us.
       const deadline = Date.now() + 60_000;

@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import WebSocket, { WebSocketServer } from 'ws';
 import { startHub } from '../hub/server.js';
-import { removeScratch } from './scratch-server.js';
+import { atBenchExit, removeScratch } from './scratch-server.js';
 
 function repoRoot(): string {
   let d = dirname(fileURLToPath(import.meta.url));
@@ -138,6 +138,7 @@ function sseSubscriber(url: string, pane: string, into: Arrival[]): Promise<() =
 
 async function main(): Promise<void> {
   tmux('new-session', '-d', '-s', 'main', '-x', '100', '-y', '30', 'sh');
+  atBenchExit(() => removeScratch(tmux, name, dir));
   const pane = tmux('display-message', '-p', '-t', 'main', '#{pane_id}').trim();
   const claude = join(dir, 'claude');
   symlinkSync('/usr/bin/python3', claude);
@@ -165,6 +166,7 @@ async function main(): Promise<void> {
       '--host-name', HOST, '--socket-name', name, '--interval', '60'],
     { env, stdio: ['ignore', 'ignore', 'pipe'] },
   );
+  atBenchExit(() => collector.kill('SIGKILL'));
   let collectorLog = '';
   collector.stderr!.on('data', (d) => (collectorLog += d));
   const viaWs: Arrival[] = [];

@@ -1,7 +1,10 @@
 // Tear-down shared by the benches that run a scratch tmux server: the server, its socket file
-// (tmux 3.3a leaves it behind) and the bench's temporary folder.
+// (tmux 3.3a leaves it behind) and the bench's temporary folder; and a hook that runs tear-downs
+// however a bench ends, since a tmux server (and a collector whose hub went away) outlives the
+// bench that started it.
 
 import { rmSync } from 'node:fs';
+import { constants } from 'node:os';
 import { join } from 'node:path';
 
 export function removeScratch(tmux: (...a: string[]) => string, name: string, dir: string): void {
@@ -12,4 +15,26 @@ export function removeScratch(tmux: (...a: string[]) => string, name: string, di
   }
   rmSync(join(process.env.TMUX_TMPDIR || '/tmp', `tmux-${process.getuid?.() ?? 0}`, name), { force: true });
   rmSync(dir, { recursive: true, force: true });
+}
+
+const atExit: (() => void)[] = [];
+
+/**
+ * Run `fn` (synchronous) when the bench process ends: normally, on an error, or interrupted by
+ * Ctrl-C, `timeout` or kill. Last registered runs first.
+ */
+export function atBenchExit(fn: () => void): void {
+  if (atExit.length === 0) {
+    process.once('exit', () => {
+      for (const f of atExit.reverse()) {
+        try {
+          f();
+        } catch {
+          // the rest still runs
+        }
+      }
+    });
+    for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(sig, () => process.exit(128 + constants.signals[sig]));
+  }
+  atExit.push(fn);
 }

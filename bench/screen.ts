@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import { pino } from 'pino';
 import WebSocket from 'ws';
 import { startHub } from '../hub/server.js';
-import { removeScratch } from './scratch-server.js';
+import { atBenchExit, removeScratch } from './scratch-server.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const N = Math.ceil(Number(process.argv[2] ?? 40) / 2) * 2;
@@ -48,6 +48,7 @@ const lastLine = (f: string) =>
 
 async function main(): Promise<void> {
   tmux('new-session', '-d', '-s', 'main', '-x', '120', '-y', '40', 'sh');
+  atBenchExit(() => removeScratch(tmux, name, dir));
   const pane = tmux('display-message', '-p', '-t', 'main', '#{pane_id}').trim();
   const claude = join(dir, 'claude');
   symlinkSync('/usr/bin/python3', claude);
@@ -71,6 +72,7 @@ async function main(): Promise<void> {
     [join(REPO, 'bin/tma.js'), 'collector', '--hub', `ws://127.0.0.1:${hub.port}`, '--token-file', join(dir, 'token'), '--host-name', HOST, '--socket-name', name, '--interval', '60'],
     { env, stdio: ['ignore', 'ignore', 'inherit'] },
   );
+  atBenchExit(() => collector.kill('SIGKILL'));
   const edges: { at: number; to: string }[] = [];
   let spinner: NodeJS.Timeout | null = null;
   let deltas = 0;

@@ -14,6 +14,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO, ScratchTmux } from '../test/support/scratch-tmux.js';
+import { atBenchExit } from './scratch-server.js';
 
 const ROUNDS = Number(process.argv[2] ?? 20);
 const dir = mkdtempSync(join(tmpdir(), 'tma-bench-startup-'));
@@ -53,6 +54,7 @@ function modulesOf(argv: string[], env: NodeJS.ProcessEnv): string[] {
 
 async function main(): Promise<void> {
   const t = new ScratchTmux('bench-start');
+  atBenchExit(() => t.kill());
   try {
     const first = t.start();
     const second = t.newPane();

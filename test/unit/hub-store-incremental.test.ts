@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HubMetrics } from '../../hub/metrics.js';
-import { streamTextString, type StreamSink } from '../../hub/stream-sinks.js';
+import { recordingSink } from '../support/recording-sink.js';
 import { FleetStore } from '../../hub/store.js';
 import { StreamHub, type StreamMode } from '../../hub/streams.js';
 import { diffEdges } from '../../shared/edges.js';
@@ -87,10 +87,6 @@ describe('incremental fleet store', () => {
   });
 });
 
-function sinkInto(written: string[], caughtUp = () => true): StreamSink {
-  return { kind: 'ws', write: (t) => written.push(streamTextString(t)), keepalive: () => {}, caughtUp, kick: () => {}, end: () => {}, onGone: () => {} };
-}
-
 function streamHubOn(store: FleetStore): StreamHub {
   return new StreamHub(store, { coalesceMs: 50, keepaliveMs: 60_000, logger: pino({ level: 'silent' }), metrics: new HubMetrics(), clock: () => 42 });
 }
@@ -101,7 +97,7 @@ describe('stream modes over the incremental store', () => {
 
   function join(store: FleetStore, hub: StreamHub, mode: StreamMode, sel: Selector = EMPTY_SELECTOR) {
     const written: string[] = [];
-    hub.add(() => sinkInto(written), sel, mode);
+    hub.add(() => recordingSink(written), sel, mode);
     return written;
   }
 
@@ -172,7 +168,7 @@ describe('stream modes over the incremental store', () => {
     const written: string[] = [];
     let drained = false;
     let slow: (reason: string) => void = () => {};
-    hub.add((s) => ((slow = s), sinkInto(written, () => drained)), EMPTY_SELECTOR, 'changes');
+    hub.add((s) => ((slow = s), recordingSink(written, () => drained)), EMPTY_SELECTOR, 'changes');
     expect(written).toHaveLength(1);
     slow('backlog');
     for (let i = 0; i < 20; i++) {

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HubMetrics } from '../../hub/metrics.js';
-import { streamTextString, type StreamSink } from '../../hub/stream-sinks.js';
+import { recordingSink } from '../support/recording-sink.js';
 import type { FleetStore } from '../../hub/store.js';
 import { StreamHub } from '../../hub/streams.js';
 import { EMPTY_SELECTOR } from '../../shared/selectors.js';
@@ -22,10 +22,6 @@ function fakeStore() {
   return { store: store as unknown as FleetStore, change: () => (version++, listeners.forEach((cb) => cb())) };
 }
 
-function sink(written: string[]): StreamSink {
-  return { kind: 'ws', write: (t) => written.push(streamTextString(t)), keepalive: () => {}, caughtUp: () => true, kick: () => {}, end: () => {}, onGone: () => {} };
-}
-
 describe('stream coalescing', () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
@@ -34,7 +30,7 @@ describe('stream coalescing', () => {
     const { store, change } = fakeStore();
     const hub = new StreamHub(store, { coalesceMs: 50, keepaliveMs: 60_000, logger: pino({ level: 'silent' }), metrics: new HubMetrics() });
     const written: string[] = [];
-    hub.add(() => sink(written), EMPTY_SELECTOR, false);
+    hub.add(() => recordingSink(written), EMPTY_SELECTOR, false);
     expect(written).toHaveLength(1); // the document on joining
 
     change();

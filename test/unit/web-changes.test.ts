@@ -5,7 +5,7 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HubMetrics } from '../../hub/metrics.js';
-import { streamTextString, type StreamSink } from '../../hub/stream-sinks.js';
+import { recordingSink } from '../support/recording-sink.js';
 import { FleetStore } from '../../hub/store.js';
 import { StreamHub } from '../../hub/streams.js';
 import { FleetMirror, type MirrorDocument } from '../../hub/web/changes.js';
@@ -78,10 +78,6 @@ describe('web page: changes mirror', () => {
 const HELLO = { transport: 'ws' as const, epoch: EPOCH_A, collectorVersion: '1', actionsAllowed: [] };
 const STATES: State[] = ['blocked', 'working', 'idle', 'unknown'];
 
-function sinkInto(written: string[]): StreamSink {
-  return { kind: 'ws', write: (t) => written.push(streamTextString(t)), keepalive: () => {}, caughtUp: () => true, kick: () => {}, end: () => {}, onGone: () => {} };
-}
-
 describe('web page: changes mirror against the hub', () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
@@ -93,7 +89,7 @@ describe('web page: changes mirror against the hub', () => {
     const names = ['m', 'b', 'x'];
     const hub = new StreamHub(store, { coalesceMs: 50, keepaliveMs: 60_000, logger: pino({ level: 'silent' }), metrics: new HubMetrics(), clock: () => 42 });
     const written: string[] = [];
-    hub.add(() => sinkInto(written), EMPTY_SELECTOR, 'changes');
+    hub.add(() => recordingSink(written), EMPTY_SELECTOR, 'changes');
     const mirror = new FleetMirror();
     let x = 11;
     const rnd = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);

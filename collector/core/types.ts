@@ -179,6 +179,11 @@ export interface Verdict {
   prev: StampedState | null;
   /** Why, for debugging and doctor. */
   reason: string;
+  /**
+   * A hold only the clock can end (a working→idle dwell, a hook claim not yet decayed): the same
+   * screen looked at later may be published. Absent on every other verdict.
+   */
+  waitsOnClock?: true;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ import { afterWrites, promptWrites } from './prompt-writes.js';
 import { codexRoot, RolloutTail, runRolloutTail } from './rollout-tail.js';
 import { rowOf } from './rows.js';
 import { ServerFacts } from './server-facts.js';
+import { StillScreens } from './still-screens.js';
 
 export interface EngineOptions {
   runner: TmuxRunner;
@@ -102,6 +103,8 @@ export class Engine {
   private lastCycleAt = 0;
   /** Per-pane looks of a watched engine: panes whose screens cannot have changed are not captured. */
   private readonly looks: LookBook;
+  /** Capture claims a watched engine saw on still screens: the dwell counts from their next paint. */
+  private readonly stills = new StillScreens();
   /** Codex context gauges, read from its rollout files at the end of every cycle. */
   readonly rolloutTail = new RolloutTail(() => codexRoot(process.env));
 
@@ -149,7 +152,11 @@ export class Engine {
 
   /** These panes' screens may have changed: the next cycle looks at them whatever their stamps say. */
   markPainted(panes: readonly string[]): void {
-    for (const p of panes) this.painted.add(p);
+    const at = this.now();
+    for (const p of panes) {
+      this.painted.add(p);
+      this.stills.painted(p, at);
+    }
   }
 
   /** `recapture`: capture and fold this pane whatever its stamp's age (the broker's re-check). */
@@ -289,7 +296,9 @@ export class Engine {
     const closing = this.rollupDrift(outcomes);
     if (produced) closing.push(['set-option', '-s', KEY.lastPoll, String(now)]);
     if (watching) closing.push(['set-option', '-s', KEY.collectorAt, String(now)]);
-    this.looks.keepOnly(new Set(outcomes.filter((o) => o.path !== 'dead').map((o) => o.rec.paneId)));
+    const live = new Set(outcomes.filter((o) => o.path !== 'dead').map((o) => o.rec.paneId));
+    this.looks.keepOnly(live);
+    this.stills.keepOnly(live);
     // A pane that died since the listing fails the chain from its command on; the rest still count.
     if (closing.length && !(await this.tryRun(chain(closing)))) for (const cmd of closing) await this.tryRun(cmd);
     if (!stampede) await this.clearSeenAttention(outcomes);
@@ -318,7 +327,7 @@ export class Engine {
     const snap = { title: shot.title, tail, scrollPosition: rec.scrollPosition, visibleHeight: rec.height || null, capturedAt: now };
     const ev = evaluate(id.manifest, snap);
     const facts = { pid: id.pid, foregroundIsAgent: id.foregroundIsAgent, scrolled: (rec.scrollPosition ?? 0) > 0, historyView: ev.historyView };
-    const verdict = fold(c.prev, facts, ev.evidence, id.manifest, this.opts.fold, now);
+    const verdict = fold(this.stills.prior(rec.paneId, c.prev, now, watching), facts, ev.evidence, id.manifest, this.opts.fold, now);
     const plan = planFromVerdict(verdict, { pid: id.pid, name: id.manifest.name, hash: fnv1a64(tail), now });
     const projected = c.decodedOk ? projectStamp(c.prev, plan, { guarded }) : null;
     this.looks.looked(rec.paneId, now, waitsOnClock(verdict));
@@ -338,6 +347,7 @@ export class Engine {
     // Over a stamp we could not read, the guards decide against values we never saw: keep the
     // pane out of rows and counts until a later cycle reads back what actually landed.
     c.outcome.stamp = unchanged ? c.prev : projected;
+    this.stills.looked(rec.paneId, verdict, c.outcome.stamp, watching, now);
     const prompt = promptWrites(rec, c.outcome.stamp, id.manifest, snap);
     if (prompt.length) c.outcome.rec = { ...rec, options: afterWrites(rec.options, prompt) };
     return [...cmds, ...prompt];

@@ -154,6 +154,9 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
       // A hook's event, stamped here exactly as `tma event` would stamp it; an agent this collector
       // has no manifest for (e.g. one added since it started) is refused, so the hook stamps itself.
       const onEvent = async (ev: HookDelivery): Promise<boolean> => {
+        // Whatever becomes of it, a state hook spoke for this pane (a context feed proves nothing
+        // about the hooks): its quiet edges need no capture while its claim is fresh.
+        if (ev.kind !== 'context') engine.hookEvent(ev.pane);
         if (!manifests.some((m) => m.name === ev.agent)) return false;
         // A telemetry payload (pi's context event) feeds the gauge, not the hook map.
         if (ev.kind === 'context') {

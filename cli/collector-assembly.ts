@@ -182,7 +182,7 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
       engine.watchOutput(() => watch.sessions().length > 0);
       let l: { close(): void } | null = null;
       try {
-        l = await listenWake(path, wake, { onEvent });
+        l = await listenWake(path, wake, { onEvent, history: () => JSON.stringify(engine.transitions.document()) });
         if (!l) log(`another collector answers hook wake-ups for ${socketPath}; this one sees them on its poll`);
       } catch (e) {
         log(`no hook wake-ups for ${socketPath}: ${(e as Error).message}`);

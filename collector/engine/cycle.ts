@@ -39,6 +39,7 @@ import { rowOf } from './rows.js';
 import { ServerFacts } from './server-facts.js';
 import { StillScreens } from './still-screens.js';
 import { HookLiveness } from './hook-liveness.js';
+import { TransitionRing } from './transition-ring.js';
 
 export interface EngineOptions {
   runner: TmuxRunner;
@@ -108,6 +109,8 @@ export class Engine {
   private readonly stills = new StillScreens();
   /** Hook-capable panes whose hooks are alive need no capture when their output goes quiet. */
   readonly liveness: HookLiveness;
+  /** The last state changes this engine saw (`tma debug transitions`). */
+  readonly transitions = new TransitionRing();
   /** Codex context gauges, read from its rollout files at the end of every cycle. */
   readonly rolloutTail = new RolloutTail(() => codexRoot(process.env));
 
@@ -340,6 +343,7 @@ export class Engine {
       rows.push(rowOf(o.rec, o.stamp, agent, { server: info.socketPath, host: this.opts.host, now }));
     }
     rows.sort(compareLocalRows);
+    this.transitions.observe(outcomes.map((o) => ({ pane: o.rec.paneId, stamp: o.stamp })));
     this.lastCycleAt = now;
     const settled = watching && !this.looks.anyPending() && outcomes.every((o) => o.path === 'quiet' || o.path === 'ignored' || o.path === 'none');
     return { now, rows, panes: outcomes, stampede, produced, settled };

@@ -20,7 +20,7 @@ afterEach(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-it('lists the collector\'s transitions (no title or screen text), and without a collector says there is none', async () => {
+it('lists the collector\'s transitions (no title or screen text), without a collector says there is none; doctor sees its watch', async () => {
   scratch = new ScratchTmux('dtr');
   const s = scratch;
   const pane = s.start();
@@ -74,6 +74,19 @@ it('lists the collector\'s transitions (no title or screen text), and without a 
     expect(r).not.toContain('TITLE-MARK-q7v3');
     expect(r).not.toContain('SCREEN-MARK-k2x9');
   }
+
+  // doctor sees the same collector from tmux: a fresh heartbeat and the session's output watched.
+  // (asked again on a loaded machine, where a heartbeat may come late once)
+  type DoctorDoc = { heartbeat: { age_ms: number; fresh: boolean }; output_watch: { live: boolean; sessions: { output_clients: number }[] } };
+  let d: DoctorDoc | null = null;
+  for (let i = 0; i < 5 && !d?.heartbeat.fresh; i++) {
+    const dr = await tma(['--socket-name', s.name, 'doctor', '--json'], { env });
+    expect(dr.code).toBe(0);
+    d = JSON.parse(dr.stdout) as DoctorDoc;
+  }
+  expect(d!.heartbeat.fresh).toBe(true);
+  expect(d!.output_watch).toMatchObject({ live: true, sessions: [{ output_clients: 1 }] });
+  expect((await tma(['--socket-name', s.name, 'doctor'], { env })).stdout).toMatch(/output watch: live, 1 of 1 session\(s\) watched/);
 }, 60_000);
 
 it('the wake socket answers a history request with the document, and a collector keeping none with NAK', async () => {

@@ -358,10 +358,13 @@ export class Engine {
     const ev = evaluate(id.manifest, snap);
     const facts = { pid: id.pid, foregroundIsAgent: id.foregroundIsAgent, scrolled: (rec.scrollPosition ?? 0) > 0, historyView: ev.historyView };
     const prior = this.liveness.prior(rec.paneId, this.stills.prior(rec.paneId, c.prev, now, watching));
-    let verdict = fold(prior, facts, ev.evidence, id.manifest, this.opts.fold, now);
-    // A demoted pane's stale hook claim is no longer protected in the store either.
-    if (prior !== c.prev && prior?.source !== c.prev?.source && verdict.action === 'publish') verdict = { ...verdict, mayOverride: true };
-    const plan = planFromVerdict(verdict, { pid: id.pid, name: id.manifest.name, hash: fnv1a64(tail), now });
+    const verdict = fold(prior, facts, ev.evidence, id.manifest, this.opts.fold, now);
+    let plan = planFromVerdict(verdict, { pid: id.pid, name: id.manifest.name, hash: fnv1a64(tail), now });
+    // A demoted pane's stale hook claim is no longer protected in the store either; a hook claim
+    // that landed after the listing still is.
+    if (c.prev?.source === 'hook' && prior?.source !== 'hook' && plan.kind === 'publish' && !plan.episodeReset) {
+      plan = { ...plan, guard: { kind: 'overrule_claim', claimAt: c.prev.evidenceAt } };
+    }
     const projected = c.decodedOk ? projectStamp(c.prev, plan, { guarded }) : null;
     this.looks.looked(rec.paneId, now, waitsOnClock(verdict));
     // A watched pane whose stamp would come back as it is keeps it: the look is remembered here,

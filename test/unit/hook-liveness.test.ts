@@ -2,6 +2,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { fold } from '../../collector/core/fold.js';
+import { guardSuppresses, projectStamp } from '../../collector/core/stamp-plan.js';
+import { suppressExpr } from '../../collector/core/stamp-render.js';
 import { DEFAULT_FOLD, type StampedState, type State } from '../../collector/core/types.js';
 import { DEMOTE_EDGES, HookLiveness } from '../../collector/engine/hook-liveness.js';
 
@@ -120,5 +122,25 @@ describe('HookLiveness', () => {
     const facts = { pid: 100, foregroundIsAgent: true, scrolled: false, historyView: false };
     expect(fold(stale, facts, screen, m, DEFAULT_FOLD, now)).toMatchObject({ action: 'hold' });
     expect(fold({ ...stale, source: 'capture' }, facts, screen, m, DEFAULT_FOLD, now)).toMatchObject({ action: 'publish', state: 'working' });
+  });
+});
+
+describe('the overrule_claim guard of a demoted pane', () => {
+  const plan = (claimAt: number) => ({
+    kind: 'publish' as const, state: 'working' as State, detail: null, source: 'capture' as const, evidenceAt: T0 + 70_000,
+    since: T0 + 70_000, stampedAt: T0 + 70_000, hash: 5n, pid: 100, name: 'claude', setAttention: false, episodeReset: false,
+    guard: { kind: 'overrule_claim' as const, claimAt },
+  });
+
+  it('lands over the stale claim it read, in full', () => {
+    expect(projectStamp(claim('idle', 'hook', T0), plan(T0))).toMatchObject({ state: 'working', source: 'capture', evidenceAt: T0 + 70_000 });
+  });
+
+  it('is held back by a hook claim newer than the one it read', () => {
+    const newer = claim('blocked', 'hook', T0 + 69_000);
+    expect(projectStamp(newer, plan(T0))).toMatchObject({ state: 'blocked', source: 'hook', evidenceAt: T0 + 69_000 });
+    expect(guardSuppresses({ kind: 'overrule_claim', claimAt: T0 }, newer)).toBe(true);
+    expect(guardSuppresses({ kind: 'overrule_claim', claimAt: T0 }, claim('idle', 'capture', T0 + 69_000))).toBe(false);
+    expect(suppressExpr({ kind: 'overrule_claim', claimAt: T0 })).toBe(`#{&&:#{==:#{@agent_source},hook},#{e|<:${T0},#{@agent_evidence_at}}}`);
   });
 });

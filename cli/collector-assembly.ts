@@ -154,6 +154,9 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
       // A hook's event, stamped here exactly as `tma event` would stamp it; an agent this collector
       // has no manifest for (e.g. one added since it started) is refused, so the hook stamps itself.
       const onEvent = async (ev: HookDelivery): Promise<boolean> => {
+        // Whatever becomes of it, a state hook spoke for this pane (a context feed proves nothing
+        // about the hooks): its quiet edges need no capture while its claim is fresh.
+        if (ev.kind !== 'context') engine.hookEvent(ev.pane);
         if (!manifests.some((m) => m.name === ev.agent)) return false;
         // A telemetry payload (pi's context event) feeds the gauge, not the hook map.
         if (ev.kind === 'context') {
@@ -179,7 +182,7 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
       engine.watchOutput(() => watch.sessions().length > 0);
       let l: { close(): void } | null = null;
       try {
-        l = await listenWake(path, wake, { onEvent });
+        l = await listenWake(path, wake, { onEvent, history: () => JSON.stringify(engine.transitions.document()) });
         if (!l) log(`another collector answers hook wake-ups for ${socketPath}; this one sees them on its poll`);
       } catch (e) {
         log(`no hook wake-ups for ${socketPath}: ${(e as Error).message}`);

@@ -28,7 +28,7 @@ export const VERBS: Record<string, OptSpec> = {
     host: { kind: 'value' }, client: { kind: 'value' }, role: { kind: 'value' }, dir: { kind: 'value' }, force: { kind: 'bool' },
   },
   forget: {},
-  debug: { trigger: { kind: 'value' } },
+  debug: { trigger: { kind: 'value' }, json: { kind: 'bool' } },
   wait: {
     until: { kind: 'value' }, pane: { kind: 'value' }, any: { kind: 'bool' }, all: { kind: 'bool' },
     count: { kind: 'value' }, since: { kind: 'value' }, timeout: { kind: 'value' }, json: { kind: 'bool' }, ...sel,
@@ -74,6 +74,7 @@ fleet: --hub URL (or TMA_HUB) with --token-file F (or TMA_HUB_TOKEN, a token or 
   version                                 print the version
   debug notify-test --trigger blocked|done|context_high
                                           fire a sample notification through [notify]
+  debug transitions [--json]              the last state changes the running collector saw
 
 setup:
   init [--yes]                            wire the agents on $PATH, install keys, run doctor

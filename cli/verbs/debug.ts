@@ -1,3 +1,4 @@
+// `tma debug transitions [--json]` lives in debug-transitions.ts.
 // `tma debug notify-test --trigger blocked|done|context_high`: fire a sample notification through
 // the sinks config.toml sets up, so a person can check their command, log and terminal without
 // waiting for an agent. The sample names no real pane unless run inside one ($TMUX_PANE).
@@ -10,7 +11,8 @@ import { guard, loadLocalConfig, openLocal } from '../local.js';
 
 export async function main(p: Parsed): Promise<number> {
   const what = p.positionals[0];
-  if (what !== 'notify-test') throw new UsageError('tma debug notify-test --trigger blocked|done|context_high');
+  if (what === 'transitions') return (await import('./debug-transitions.js')).main(p);
+  if (what !== 'notify-test') throw new UsageError('tma debug notify-test --trigger blocked|done|context_high | tma debug transitions [--json]');
   const trigger = str(p.opts.trigger) ?? 'blocked';
   if (!(HOST_TRIGGERS as readonly string[]).includes(trigger)) throw new UsageError('--trigger takes blocked, done or context_high');
   return guard(async () => {

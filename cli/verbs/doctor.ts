@@ -12,6 +12,7 @@ import { lastFailure } from '../../collector/notify/failure-marker.js';
 import { flag, type Parsed } from '../args.js';
 import { guard, openLocal } from '../local.js';
 import { setupReport } from '../install/doctor-report.js';
+import { renderWatch, WATCH_QUERIES, watchReport } from './doctor-watch.js';
 
 // Guarded writes need set-option -F expanding formats (tmux 3.2); older servers get advisory writes.
 const MIN_TMUX = '3.2';
@@ -70,6 +71,9 @@ export async function main(p: Parsed): Promise<number> {
       const agents = s.panes.filter((x) => !x.ignored && (x.identity?.kind === 'agent' || x.stamp !== null));
       const setup = await setupReport(local.engine.manifests, local.target, process.env, p.globals.config as string | undefined);
       const wiring = new Map(setup.hook_wiring.map((w) => [w.agent, w.hook_status]));
+      // Aged from when tmux answered: the collector may have renewed its heartbeat since `now`.
+      const watchOuts = await local.engine.runner.runChain(WATCH_QUERIES);
+      const watch = watchReport(watchOuts, Date.now(), local.config.fold.freshnessMs);
       const doc = {
         schema: 1,
         tmux: { version: s.tmuxVersion, min_version: MIN_TMUX, below_min: below(s.tmuxVersion, MIN_TMUX) },
@@ -94,6 +98,8 @@ export async function main(p: Parsed): Promise<number> {
           ? { ok: actions.actions.length, issues: [] }
           : { ok: 0, issues: actions.issues.map((i) => ({ file: i.file, problem: i.problem })) },
         hook_wiring: setup.hook_wiring,
+        heartbeat: watch.heartbeat,
+        output_watch: watch.output_watch,
       };
       // Counted: what a person should fix. Remote, nested and ignored panes are choices, not faults;
       // a status line switched off hides every status-bar segment, so it is a fault.
@@ -120,6 +126,7 @@ function renderText(d: Doc): string {
   out.push(`tmux: ${d.tmux.version ?? 'unknown'}${d.tmux.below_min ? ` (below ${d.tmux.min_version}: writes are unguarded)` : ''}`);
   out.push(`ambient: ${d.ambient_driver.polling ? `last poll ${d.ambient_driver.last_poll_age_ms} ms ago` : 'no poll seen yet'}`);
   out.push(`clients: ${d.clients.attached} attached`);
+  out.push(...renderWatch({ heartbeat: d.heartbeat, output_watch: d.output_watch }));
   out.push(`wrapper: ${d.wrapper.present ? d.wrapper.path : `missing (${d.wrapper.path})`}`);
   out.push(`agents: ${d.manifests.ok} manifest(s) loaded${d.manifests.issues.length ? `, ${d.manifests.issues.length} skipped` : ''}`);
   for (const i of d.manifests.issues) out.push(`  manifest ${i.file}: ${i.problem}`);

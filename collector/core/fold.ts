@@ -78,7 +78,7 @@ export function fold(
 
   // A hold echoes the stamp; with nothing stamped there is nothing to echo, so the pane is
   // published as unknown instead (weakest source, overridable by anything).
-  const hold = (reason: string): Verdict => {
+  const hold = (reason: string, clock = false): Verdict => {
     if (prev === null) {
       return {
         state: 'unknown',
@@ -105,6 +105,7 @@ export function fold(
       setAttention: false,
       corroborates: false,
       reason,
+      ...(clock ? { waitsOnClock: true as const } : {}),
       ...base,
     };
   };
@@ -162,15 +163,15 @@ export function fold(
     if (c.claim.state === p.state) return corroborate(p, c);
     const age = now - p.evidenceAt;
     const decayed = age > decayMs(p.state, cfg) && manifest.capture.visible.includes(p.state);
-    if (!decayed) return hold(`hook ${p.state} not yet decayed`);
-    if (p.state === 'working' && c.claim.state === 'idle' && age <= cfg.dwellMs) return hold('dwell');
+    if (!decayed) return hold(`hook ${p.state} not yet decayed`, true);
+    if (p.state === 'working' && c.claim.state === 'idle' && age <= cfg.dwellMs) return hold('dwell', true);
     return publish(c.claim.state, c.claim.detail, fromEvidence(c, 'capture'), true, `hook ${p.state} decayed`);
   }
 
   if (blocker !== null) return publish('blocked', blocker.claim.detail, fromEvidence(blocker, 'capture'), false, 'screen: blocked');
   if (working !== null) return publish('working', working.claim.detail, fromEvidence(working, 'capture'), false, 'screen: working');
   if (idle !== null) {
-    if (prev !== null && prev.state === 'working' && now - prev.evidenceAt <= cfg.dwellMs) return hold('dwell');
+    if (prev !== null && prev.state === 'working' && now - prev.evidenceAt <= cfg.dwellMs) return hold('dwell', true);
     return publish('idle', idle.claim.detail, fromEvidence(idle, 'capture'), false, 'screen: idle');
   }
   return hold('no evidence');

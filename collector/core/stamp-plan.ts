@@ -67,6 +67,8 @@ export function guardSuppresses(guard: Guard, store: GuardView | null): boolean 
       return (store?.state ?? null) !== guard.state;
     case 'hook_arbitrate':
       return source === 'hook' && guard.evidenceAt < evidenceAt;
+    case 'overrule_claim':
+      return source === 'hook' && guard.claimAt < evidenceAt;
   }
 }
 

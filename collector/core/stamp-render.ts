@@ -32,6 +32,10 @@ export function suppressExpr(guard: Guard): string {
       return `#{?#{==:#{@agent_state},${guard.state}},0,1}`;
     case 'hook_arbitrate':
       return `#{&&:#{==:#{@agent_source},hook},#{e|<:${guard.evidenceAt},#{@agent_evidence_at}}}`;
+    case 'overrule_claim':
+      // Written in the default order (source before evidence), so once source reads capture the
+      // rest of the chain is no longer held back by the claim it just replaced.
+      return `#{&&:#{==:#{@agent_source},hook},#{e|<:${guard.claimAt},#{@agent_evidence_at}}}`;
   }
 }
 

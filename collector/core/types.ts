@@ -179,6 +179,11 @@ export interface Verdict {
   prev: StampedState | null;
   /** Why, for debugging and doctor. */
   reason: string;
+  /**
+   * A hold only the clock can end (a working→idle dwell, a hook claim not yet decayed): the same
+   * screen looked at later may be published. Absent on every other verdict.
+   */
+  waitsOnClock?: true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -189,7 +194,12 @@ export type Guard =
   | { kind: 'protect_hook' }
   | { kind: 'carve_out'; captureAt: number }
   | { kind: 'refresh_claim'; state: State }
-  | { kind: 'hook_arbitrate'; evidenceAt: number };
+  | { kind: 'hook_arbitrate'; evidenceAt: number }
+  /**
+   * A screen read over a stale hook claim whose hooks went silent (a demoted pane): it lands over
+   * that claim, but not over a hook claim newer than it (one that arrived since it was read).
+   */
+  | { kind: 'overrule_claim'; claimAt: number };
 
 export interface PublishPlan {
   kind: 'publish';

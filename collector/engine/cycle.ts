@@ -37,6 +37,9 @@ import { afterWrites, promptWrites } from './prompt-writes.js';
 import { codexRoot, RolloutTail, runRolloutTail } from './rollout-tail.js';
 import { rowOf } from './rows.js';
 import { ServerFacts } from './server-facts.js';
+import { StillScreens } from './still-screens.js';
+import { HookLiveness } from './hook-liveness.js';
+import { TransitionRing } from './transition-ring.js';
 
 export interface EngineOptions {
   runner: TmuxRunner;
@@ -102,6 +105,12 @@ export class Engine {
   private lastCycleAt = 0;
   /** Per-pane looks of a watched engine: panes whose screens cannot have changed are not captured. */
   private readonly looks: LookBook;
+  /** Capture claims a watched engine saw on still screens: the dwell counts from their next paint. */
+  private readonly stills = new StillScreens();
+  /** Hook-capable panes whose hooks are alive need no capture when their output goes quiet. */
+  readonly liveness: HookLiveness;
+  /** The last state changes this engine saw (`tma debug transitions`). */
+  readonly transitions = new TransitionRing();
   /** Codex context gauges, read from its rollout files at the end of every cycle. */
   readonly rolloutTail = new RolloutTail(() => codexRoot(process.env));
 
@@ -109,6 +118,7 @@ export class Engine {
     this.server = new ServerFacts(opts.runner);
     this.now = opts.now ?? Date.now;
     this.looks = new LookBook({ pendingMs: opts.fold.freshnessMs });
+    this.liveness = new HookLiveness({ hookDecayMs: opts.fold.hookDecayMs });
   }
 
   /**
@@ -149,7 +159,26 @@ export class Engine {
 
   /** These panes' screens may have changed: the next cycle looks at them whatever their stamps say. */
   markPainted(panes: readonly string[]): void {
-    for (const p of panes) this.painted.add(p);
+    const at = this.now();
+    for (const p of panes) {
+      this.painted.add(p);
+      this.stills.painted(p, at);
+    }
+  }
+
+  /** A hook event for this pane reached the collector: its hooks are alive. */
+  hookEvent(pane: string): void {
+    this.liveness.hookEvent(pane, this.now());
+  }
+
+  /**
+   * A painted pane of a watched engine (a quiet edge): false when a hook claim its live hooks keep
+   * current makes the capture unnecessary (see hook-liveness.ts).
+   */
+  private edgeNeedsLook(rec: PaneRecord, prev: StampedState | null, now: number): boolean {
+    const name = rec.options['@agent_name'];
+    const hookCapable = !!rec.options['@agent_session'] || (!!name && !!this.opts.manifests.find((m) => m.name === name)?.hooks?.covers.length);
+    return this.liveness.edge(rec.paneId, { hookCapable, prev, now });
   }
 
   /** `recapture`: capture and fold this pane whatever its stamp's age (the broker's re-check). */
@@ -213,7 +242,13 @@ export class Engine {
 
       const fresh = prev !== null && !isInProgress(prev) && prev.stampedAt <= now && (vouched || now - prev.stampedAt < cfg.freshnessMs);
       const forced = opts.recapture === rec.paneId;
-      const repaint = painted.has(rec.paneId);
+      if (watching) this.liveness.observe(rec.paneId, prev);
+      let repaint = painted.has(rec.paneId);
+      // An edge a live hook claim answers is no reason to look: the pane is judged as if unpainted.
+      if (repaint && watching && !forced && !this.edgeNeedsLook(rec, prev, now)) {
+        repaint = false;
+        if (this.looks.quiet(rec, now)) quiet.add(rec.paneId);
+      }
       if (quiet.has(rec.paneId)) {
         outcome.path = 'quiet';
         continue;
@@ -289,7 +324,10 @@ export class Engine {
     const closing = this.rollupDrift(outcomes);
     if (produced) closing.push(['set-option', '-s', KEY.lastPoll, String(now)]);
     if (watching) closing.push(['set-option', '-s', KEY.collectorAt, String(now)]);
-    this.looks.keepOnly(new Set(outcomes.filter((o) => o.path !== 'dead').map((o) => o.rec.paneId)));
+    const live = new Set(outcomes.filter((o) => o.path !== 'dead').map((o) => o.rec.paneId));
+    this.looks.keepOnly(live);
+    this.stills.keepOnly(live);
+    this.liveness.keepOnly(live);
     // A pane that died since the listing fails the chain from its command on; the rest still count.
     if (closing.length && !(await this.tryRun(chain(closing)))) for (const cmd of closing) await this.tryRun(cmd);
     if (!stampede) await this.clearSeenAttention(outcomes);
@@ -305,6 +343,7 @@ export class Engine {
       rows.push(rowOf(o.rec, o.stamp, agent, { server: info.socketPath, host: this.opts.host, now }));
     }
     rows.sort(compareLocalRows);
+    this.transitions.observe(outcomes.map((o) => ({ pane: o.rec.paneId, stamp: o.stamp })));
     this.lastCycleAt = now;
     const settled = watching && !this.looks.anyPending() && outcomes.every((o) => o.path === 'quiet' || o.path === 'ignored' || o.path === 'none');
     return { now, rows, panes: outcomes, stampede, produced, settled };
@@ -318,8 +357,14 @@ export class Engine {
     const snap = { title: shot.title, tail, scrollPosition: rec.scrollPosition, visibleHeight: rec.height || null, capturedAt: now };
     const ev = evaluate(id.manifest, snap);
     const facts = { pid: id.pid, foregroundIsAgent: id.foregroundIsAgent, scrolled: (rec.scrollPosition ?? 0) > 0, historyView: ev.historyView };
-    const verdict = fold(c.prev, facts, ev.evidence, id.manifest, this.opts.fold, now);
-    const plan = planFromVerdict(verdict, { pid: id.pid, name: id.manifest.name, hash: fnv1a64(tail), now });
+    const prior = this.liveness.prior(rec.paneId, this.stills.prior(rec.paneId, c.prev, now, watching));
+    const verdict = fold(prior, facts, ev.evidence, id.manifest, this.opts.fold, now);
+    let plan = planFromVerdict(verdict, { pid: id.pid, name: id.manifest.name, hash: fnv1a64(tail), now });
+    // A demoted pane's stale hook claim is no longer protected in the store either; a hook claim
+    // that landed after the listing still is.
+    if (c.prev?.source === 'hook' && prior?.source !== 'hook' && plan.kind === 'publish' && !plan.episodeReset) {
+      plan = { ...plan, guard: { kind: 'overrule_claim', claimAt: c.prev.evidenceAt } };
+    }
     const projected = c.decodedOk ? projectStamp(c.prev, plan, { guarded }) : null;
     this.looks.looked(rec.paneId, now, waitsOnClock(verdict));
     // A watched pane whose stamp would come back as it is keeps it: the look is remembered here,
@@ -338,6 +383,8 @@ export class Engine {
     // Over a stamp we could not read, the guards decide against values we never saw: keep the
     // pane out of rows and counts until a later cycle reads back what actually landed.
     c.outcome.stamp = unchanged ? c.prev : projected;
+    this.stills.looked(rec.paneId, verdict, c.outcome.stamp, watching, now);
+    this.liveness.wrote(rec.paneId, c.outcome.stamp);
     const prompt = promptWrites(rec, c.outcome.stamp, id.manifest, snap);
     if (prompt.length) c.outcome.rec = { ...rec, options: afterWrites(rec.options, prompt) };
     return [...cmds, ...prompt];

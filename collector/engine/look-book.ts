@@ -36,12 +36,12 @@ export function listingSignature(rec: PaneRecord): string {
 }
 
 /**
- * Holds that only the clock can end: a working→idle dwell, a hook claim the screen contradicts but
- * that has not decayed yet. Other holds (a scrolled pane, an editor in front, no evidence) end with
- * output or a listing change, which end the quiet anyway.
+ * Holds that only the clock can end, as the fold marks them: a working→idle dwell, a hook claim the
+ * screen contradicts but that has not decayed yet. Other holds (a scrolled pane, an editor in
+ * front, no evidence) end with output or a listing change, which end the quiet anyway.
  */
-export function waitsOnClock(v: Pick<Verdict, 'action' | 'reason'>): boolean {
-  return v.action === 'hold' && (v.reason === 'dwell' || v.reason.endsWith('not yet decayed'));
+export function waitsOnClock(v: Pick<Verdict, 'action' | 'waitsOnClock'>): boolean {
+  return v.action === 'hold' && v.waitsOnClock === true;
 }
 
 export class LookBook {

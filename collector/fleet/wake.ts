@@ -91,8 +91,14 @@ export interface HookDelivery {
 export type OnHookEvent = (ev: HookDelivery) => Promise<boolean>;
 
 export const EVENT_MAGIC = 'TMA1 ';
+/** A request for the collector's transition history: this line alone, then a newline. */
+export const HISTORY_LINE = 'TMAH';
 export const ACK = 0x06;
 export const NAK = 0x15;
+/** Opens a history answer: this byte, the document's length (u32 little-endian), the document. */
+export const HISTORY = 0x13;
+/** A history document larger than this is not sent (nor read). */
+export const MAX_HISTORY = 1024 * 1024;
 /** A hook payload larger than this is refused, and the hook stamps by itself. */
 export const MAX_EVENT_LINE = 1024 * 1024;
 /** The hook waits 500 ms for its byte; answering NAK before then leaves it time to stamp itself. */
@@ -139,7 +145,7 @@ function withDeadline(work: Promise<boolean>, ms: number): Promise<boolean> {
  * One connection: closed without a byte it is a poke, as it always was; a `TMA1` line is an event
  * answered with exactly one byte. Anything else is refused rather than guessed at.
  */
-function serve(sock: Socket, onWake: () => void, onEvent: OnHookEvent | undefined, deadlineMs: number): void {
+function serve(sock: Socket, onWake: () => void, onEvent: OnHookEvent | undefined, deadlineMs: number, history?: () => string): void {
   const parts: Buffer[] = [];
   let size = 0;
   let done = false;
@@ -173,10 +179,19 @@ function serve(sock: Socket, onWake: () => void, onEvent: OnHookEvent | undefine
     size += take.length;
     // Refuse early: a stranger's bytes or an oversized line are not buffered to the end.
     const head = Buffer.concat(parts, Math.min(size, EVENT_MAGIC.length)).toString('latin1');
-    if (!EVENT_MAGIC.startsWith(head) || size > MAX_EVENT_LINE) return reply(NAK);
+    if ((!EVENT_MAGIC.startsWith(head) && !`${HISTORY_LINE}\n`.startsWith(head)) || size > MAX_EVENT_LINE) return reply(NAK);
     if (nl < 0) return;
     settle();
     const line = Buffer.concat(parts, size).toString('utf8');
+    if (line === HISTORY_LINE) {
+      const doc = history ? Buffer.from(history(), 'utf8') : null;
+      if (!doc || doc.length > MAX_HISTORY) return reply(NAK);
+      const head = Buffer.alloc(5);
+      head[0] = HISTORY;
+      head.writeUInt32LE(doc.length, 1);
+      sock.end(Buffer.concat([head, doc]));
+      return;
+    }
     const ev = line.startsWith(EVENT_MAGIC) ? parseHookDelivery(line.slice(EVENT_MAGIC.length)) : null;
     if (!ev || !onEvent) return reply(NAK);
     void withDeadline(Promise.resolve().then(() => onEvent(ev)), deadlineMs).then((ok) => {
@@ -190,6 +205,8 @@ export interface ListenWakeOptions {
   onEvent?: OnHookEvent;
   /** How long an event may take before it is refused; default EVENT_DEADLINE_MS. */
   deadlineMs?: number;
+  /** The transition history document (JSON) a `TMAH` request gets; without it, NAK. */
+  history?: () => string;
 }
 
 /**
@@ -208,7 +225,7 @@ export async function listenWake(path: string, onWake: () => void, opts: ListenW
       // Raced with another collector; listen() below reports it.
     }
   }
-  const server: Server = createServer((sock) => serve(sock, onWake, opts.onEvent, opts.deadlineMs ?? EVENT_DEADLINE_MS));
+  const server: Server = createServer((sock) => serve(sock, onWake, opts.onEvent, opts.deadlineMs ?? EVENT_DEADLINE_MS, opts.history));
   const ok = await new Promise<boolean>((done) => {
     server.once('error', () => done(false));
     server.listen(path, () => done(true));
@@ -248,5 +265,44 @@ export function pokeWake(path: string, capMs = 30): Promise<void> {
     }
     s.once('connect', finish);
     s.once('error', finish);
+  });
+}
+
+export type HistoryAnswer = { kind: 'document'; text: string } | { kind: 'refused' } | { kind: 'none' };
+
+/**
+ * Ask the collector of a server for its transition history. `none`: nobody listens there (no
+ * collector runs for the server) or no answer came in time; `refused`: a collector answered but
+ * keeps no history (an older build).
+ */
+export function askHistory(path: string, timeoutMs = 2000): Promise<HistoryAnswer> {
+  return new Promise((done) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let s: Socket;
+    try {
+      s = createConnection(path);
+    } catch {
+      return done({ kind: 'none' });
+    }
+    const t = setTimeout(() => finish({ kind: 'none' }), timeoutMs);
+    function finish(a: HistoryAnswer) {
+      clearTimeout(t);
+      s.destroy();
+      done(a);
+    }
+    s.once('connect', () => s.write(`${HISTORY_LINE}\n`));
+    s.once('error', () => finish({ kind: 'none' }));
+    s.on('data', (c: Buffer) => {
+      chunks.push(c);
+      size += c.length;
+      const all = Buffer.concat(chunks, size);
+      if (all[0] !== HISTORY) return finish({ kind: 'refused' });
+      if (all.length < 5) return;
+      const len = all.readUInt32LE(1);
+      if (len > MAX_HISTORY) return finish({ kind: 'refused' });
+      if (all.length >= 5 + len) finish({ kind: 'document', text: all.subarray(5, 5 + len).toString('utf8') });
+    });
+    s.once('end', () => finish({ kind: chunks.length ? 'refused' : 'none' }));
   });
 }

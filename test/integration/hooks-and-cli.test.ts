@@ -147,7 +147,7 @@ it('doctor --json: the grouped key set and every nested key set, in code order',
   expect(Object.keys(d)).toEqual([
     'schema', 'tmux', 'daemon', 'ambient_driver', 'clients', 'status_option', 'mouse', 'watch', 'wrapper', 'notify',
     'process_walk', 'tmux_hooks', 'manifests', 'process_name_issues', 'nested_multiplexers', 'remote_panes',
-    'ignored_panes', 'stamp_issues', 'agents', 'actions', 'hook_wiring',
+    'ignored_panes', 'stamp_issues', 'agents', 'actions', 'hook_wiring', 'heartbeat', 'output_watch',
   ]);
   expect(d.schema).toBe(1);
   const keys = (o: unknown) => Object.keys(o as object);
@@ -178,6 +178,12 @@ it('doctor --json: the grouped key set and every nested key set, in code order',
   ]);
   expect(keys(d.actions)).toEqual(['ok', 'issues']);
   expect(d.actions.issues.map(keys)).toEqual([['file', 'problem']]);
+  // No collector runs here: no heartbeat, and no session's output is watched.
+  expect(d.heartbeat).toEqual({ age_ms: null, fresh: false });
+  expect(keys(d.output_watch)).toEqual(['live', 'sessions']);
+  expect(d.output_watch.live).toBe(false);
+  expect(d.output_watch.sessions.map(keys)).toEqual([['session', 'output_clients']]);
+  expect(d.output_watch.sessions[0].output_clients).toBe(0);
 });
 
 it('doctor --exit-code counts a global status line switched off as a warning', async () => {

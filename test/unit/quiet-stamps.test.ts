@@ -3,7 +3,8 @@ import { LookBook, NOT_AGENT_SWEEP_MS, SWEEP_MS, waitsOnClock } from '../../coll
 import type { PaneRecord } from '../../collector/engine/pane-list.js';
 import { changesNothing, planFromVerdict, projectStamp } from '../../collector/core/stamp-plan.js';
 import { renderPlan } from '../../collector/core/stamp-render.js';
-import type { StampedState, Verdict } from '../../collector/core/types.js';
+import { fold } from '../../collector/core/fold.js';
+import { DEFAULT_FOLD, type Evidence, type Facts, type StampedState, type State, type Verdict } from '../../collector/core/types.js';
 
 const NOW = 1_700_000_100_000;
 const opts = { now: NOW, name: 'claude', storedName: 'claude', renewHookMs: 30_000 };
@@ -134,12 +135,24 @@ describe('LookBook: which panes a watched engine may leave alone', () => {
     expect(b.quiet({ ...shell, currentCommand: 'claude' }, NOW + 2)).toBe(false);
   });
 
-  it('only holds the clock can end keep a pane looked at: dwell and an undecayed hook claim', () => {
-    expect(waitsOnClock({ action: 'hold', reason: 'dwell' })).toBe(true);
-    expect(waitsOnClock({ action: 'hold', reason: 'hook working not yet decayed' })).toBe(true);
-    expect(waitsOnClock({ action: 'hold', reason: 'frozen: pane scrolled' })).toBe(false);
-    expect(waitsOnClock({ action: 'hold', reason: 'no screen evidence; hook claim stands' })).toBe(false);
-    expect(waitsOnClock({ action: 'publish', reason: 'dwell' })).toBe(false);
+  it('only holds the clock can end keep a pane looked at: dwell and an undecayed hook claim, as the fold marks them', () => {
+    const facts: Facts = { pid: 100, foregroundIsAgent: true, scrolled: false, historyView: false };
+    const manifest = { capture: { visible: ['idle', 'working', 'blocked'] as State[] } };
+    const screen = (state: State): Evidence => ({ provenance: 'screen_rule', claim: { kind: 'state', state, detail: null }, at: NOW, label: 's' });
+    const run = (prev: StampedState, ev: Evidence[], f: Partial<Facts> = {}) => fold(prev, { ...facts, ...f }, ev, manifest, DEFAULT_FOLD, NOW);
+    const dwell = run(stamp({ evidenceAt: NOW - 1000 }), [screen('idle')]);
+    expect(dwell).toMatchObject({ action: 'hold', waitsOnClock: true });
+    const undecayed = run(stamp({ source: 'hook', evidenceAt: NOW - 1000 }), [screen('idle')]);
+    expect(undecayed).toMatchObject({ action: 'hold', waitsOnClock: true });
+    expect(waitsOnClock(dwell)).toBe(true);
+    expect(waitsOnClock(undecayed)).toBe(true);
+    // The wording of a reason is for people; rewording it changes nothing here.
+    const reworded: Verdict = { ...dwell, reason: 'reworded' };
+    expect(waitsOnClock(reworded)).toBe(true);
+    expect(waitsOnClock(run(stamp(), [screen('idle')], { scrolled: true }))).toBe(false);
+    expect(waitsOnClock(run(stamp({ source: 'hook', evidenceAt: NOW - 1000 }), []))).toBe(false);
+    expect(waitsOnClock(run(stamp(), []))).toBe(false);
+    expect(waitsOnClock(run(stamp({ evidenceAt: NOW - 10_000 }), [screen('idle')]))).toBe(false);
   });
 
   it('forgets panes that are gone', () => {

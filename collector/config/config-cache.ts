@@ -13,26 +13,41 @@ import type { Config } from './config-types.js';
 
 const FORMAT = 1;
 
-function buildStamp(): string {
+/** size:mtime of a file; the quick status path (cli/status-fast.ts) stamps this module's bundle chunk the same way. */
+export function fileStamp(path: string): string {
   try {
-    const s = statSync(fileURLToPath(import.meta.url));
+    const s = statSync(path);
     return `${s.size}:${s.mtimeMs}`;
   } catch {
     return 'unknown';
   }
 }
 
+function buildStamp(): string {
+  return fileStamp(fileURLToPath(import.meta.url));
+}
+
+/** The entry's name for this file under the build whose config code has `stamp` (size:mtime of its file). */
+export function configEntryName(stamp: string, path: string, text: string): string {
+  return entryName('config', [`v${FORMAT}`, stamp, path, text]);
+}
+
+/** The validated config kept under `name`, or null (none yet, or a torn or foreign entry). */
+export function cachedConfig(env: Env, name: string): Config | null {
+  const hit = readEntry(cacheDir(env), name);
+  if (hit === null) return null;
+  try {
+    return JSON.parse(hit) as Config;
+  } catch {
+    return null;
+  }
+}
+
 export async function parseConfigCached(path: string, text: string, env: Env): Promise<Config> {
   const dir = cacheDir(env);
-  const name = entryName('config', [`v${FORMAT}`, buildStamp(), path, text]);
-  const hit = readEntry(dir, name);
-  if (hit !== null) {
-    try {
-      return JSON.parse(hit) as Config;
-    } catch {
-      // a torn or foreign entry: validate
-    }
-  }
+  const name = configEntryName(buildStamp(), path, text);
+  const hit = cachedConfig(env, name);
+  if (hit !== null) return hit;
   const { parseConfig } = await import('./config-schema.js');
   const config = parseConfig(path, text);
   // Only what survives JSON unchanged is kept (no undefined, Infinity or class instances).

@@ -27,7 +27,7 @@ import {
   renderSetpfProbe,
   type TmuxCommand,
 } from '../core/stamp-render.js';
-import { decodeStamp, episodeAt, isInProgress, KEY } from '../core/store-codec.js';
+import { decodeStamp, KEY } from '../core/store-codec.js';
 import type { AgentManifest, FoldConfig, StampedState, StampPlan, State } from '../core/types.js';
 import { TmuxError } from '../tmux/errors.js';
 import type { TmuxRunner } from '../tmux/runner.js';
@@ -36,6 +36,7 @@ import { LIST_PANES_FORMAT, parsePaneList, type PaneRecord } from './pane-list.j
 import { afterWrites, promptWrites } from './prompt-writes.js';
 import { codexRoot, RolloutTail, runRolloutTail } from './rollout-tail.js';
 import { rowOf } from './rows.js';
+import { attentionClearable, heartbeatVouches, LIST_CLIENTS_FORMAT, seenByClients, stampStands } from './settled-read.js';
 import { ServerFacts } from './server-facts.js';
 
 export interface EngineOptions {
@@ -183,8 +184,7 @@ export class Engine {
     const stampede = lastPoll !== 0 && Math.floor(now / 1000) === Math.floor(lastPoll / 1000);
     // A collector that watches this server's output vouches for every stamp while its heartbeat
     // is fresh: it looks at a pane as soon as its screen moves, and rewrites nothing otherwise.
-    const collectorAt = Number((collectorAtOut ?? '').trim()) || 0;
-    const vouched = !watching && collectorAt !== 0 && collectorAt <= now && now - collectorAt < cfg.freshnessMs;
+    const vouched = !watching && heartbeatVouches(collectorAtOut, now, cfg.freshnessMs);
 
     // A watched engine leaves quiet panes alone, and walks only the process trees of the others.
     const quiet = new Set<string>();
@@ -211,7 +211,7 @@ export class Engine {
         continue;
       }
 
-      const fresh = prev !== null && !isInProgress(prev) && prev.stampedAt <= now && (vouched || now - prev.stampedAt < cfg.freshnessMs);
+      const fresh = stampStands(prev, now, vouched, cfg.freshnessMs);
       const forced = opts.recapture === rec.paneId;
       const repaint = painted.has(rec.paneId);
       if (quiet.has(rec.paneId)) {
@@ -470,25 +470,16 @@ export class Engine {
    * seen it. Strictly later second only, so input in the same second never clears.
    */
   private async clearSeenAttention(outcomes: PaneOutcome[]): Promise<void> {
-    const flagged = outcomes.filter((o) => o.stamp?.attention && episodeAt(o.stamp) !== 0);
+    const flagged = outcomes.filter((o) => attentionClearable(o.stamp)).map((o) => ({ o, paneId: o.rec.paneId, stamp: o.stamp! }));
     if (!flagged.length) return;
     let out: string;
     try {
-      out = await this.opts.runner.run(['list-clients', '-F', '#{pane_id}\u001f#{client_activity}\u001f#{client_control_mode}']);
+      out = await this.opts.runner.run(['list-clients', '-F', LIST_CLIENTS_FORMAT]);
     } catch (e) {
       rethrowUnlessFailed(e);
       return;
     }
-    const seen = new Map<string, number>();
-    for (const line of out.split('\n')) {
-      const [pane, activity, control] = line.split('\u001f');
-      if (!pane || !/^\d+$/.test(activity ?? '') || (control ?? '0') !== '0') continue;
-      seen.set(pane, Math.max(seen.get(pane) ?? 0, Number(activity)));
-    }
-    const clear = flagged.filter((o) => {
-      const act = seen.get(o.rec.paneId);
-      return act !== undefined && act * 1000 > episodeAt(o.stamp!);
-    });
+    const clear = seenByClients(flagged, out).map((f) => f.o);
     if (!clear.length) return;
     const ok = await this.tryRun(chain(clear.map((o) => ['set-option', '-p', '-u', '-t', o.rec.paneId, KEY.attention])));
     if (ok) for (const o of clear) o.stamp = { ...o.stamp!, attention: false };

@@ -11,7 +11,7 @@ import { readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { isStatusFormat, renderStatus } from '../shared/status-format.js';
 import { selectRow } from '../shared/selectors.js';
-import { cachedConfig, configEntryName, fileStamp } from '../collector/config/config-cache.js';
+import { cachedConfig, configEntryName, fileStamp } from '../collector/config/config-cache-key.js';
 import { DEFAULT_CONFIG, type Config } from '../collector/config/config-types.js';
 import { configPath } from '../collector/config/load-config.js';
 import { settledRows, SETTLED_READ } from '../collector/engine/settled-read.js';

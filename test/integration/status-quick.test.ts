@@ -108,4 +108,4 @@ it('answers from the heartbeat without the engine, byte for byte as the full pat
   const absent = await traced([...server, 'status', '--format', 'plain'], env);
   expect(loadedAny(absent.files, engine)).toBe(true);
   expect(absent.stdout).toBe('B1 I#1\n');
-});
+}, 90_000);

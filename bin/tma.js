@@ -25,21 +25,23 @@ if (built === undefined && bundled === undefined) {
 const useBundle = bundled !== undefined && (built === undefined || bundled >= built);
 const argv = process.argv.slice(2);
 
+/** The quick status's result ({ answered } and maybe the tmux read it made), or null when not tried. */
 function quick() {
   // TMA_QUICK_STATUS=0 always takes the full path (to compare the two).
-  if (!useBundle || !argv.includes('status') || process.env.TMA_QUICK_STATUS === '0') return false;
+  if (!useBundle || !argv.includes('status') || process.env.TMA_QUICK_STATUS === '0') return null;
   let fast;
   try {
     fast = require(join(bundleDir, 'status-fast.cjs'));
   } catch {
-    return false;
+    return null;
   }
   return fast.quickStatus(argv, process.env, bundleDir);
 }
 
-if (!quick()) {
+const q = quick();
+if (!q?.answered) {
   const { pathToFileURL } = require('node:url');
   import(pathToFileURL(useBundle ? bundle : modules).href).then(async ({ run }) => {
-    process.exitCode = await run(argv);
+    process.exitCode = await run(argv, { statusListing: q?.listing });
   });
 }

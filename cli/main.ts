@@ -2,6 +2,7 @@
 // run every second from status bars, so start-up stays small).
 
 import { GLOBAL_OPTS, SELECTOR_OPTS, STATUS_OPTS, UsageError, parseArgv, type OptSpec, type Parsed } from './args.js';
+import { handOver, type Handoff } from './handoff.js';
 import { SETUP_VERBS } from './setup-verbs.js';
 import { VERSION } from './version.js';
 
@@ -177,8 +178,9 @@ async function withSuggestion(message: string): Promise<string> {
   return near ? `${message}; did you mean "${near}"?` : message;
 }
 
-export async function run(argv: string[]): Promise<number> {
+export async function run(argv: string[], handoff: Handoff = {}): Promise<number> {
   quietOnBrokenPipe();
+  handOver(handoff);
   let parsed: Parsed;
   try {
     parsed = parseArgv(argv, VERBS);

@@ -5,7 +5,7 @@
 // bin/tma.js requires before anything else; it loads no engine, no manifests and no validator.
 // Whenever the answer could differ from a full cycle's (no fresh heartbeat, a stamp to look at
 // again, a config not validated yet, a flag it does not handle, any error), it writes nothing and
-// returns false, and the full path runs.
+// declines: the full path runs, and reuses its tmux read when it got that far.
 
 import { readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,6 +15,7 @@ import { cachedConfig, configEntryName, fileStamp } from '../collector/config/co
 import { DEFAULT_CONFIG, type Config } from '../collector/config/config-types.js';
 import { configPath } from '../collector/config/load-config.js';
 import { settledRows, SETTLED_READ } from '../collector/engine/settled-read.js';
+import { hostName } from '../collector/tmux/host.js';
 import { runChainSync } from '../collector/tmux/sync-chain.js';
 import { resolveTarget, tmuxBin } from '../collector/tmux/target.js';
 import { parseArgv, STATUS_OPTS, str } from './args.js';
@@ -52,45 +53,52 @@ function writeAll(text: string): void {
 }
 
 /**
- * Answer `tma <argv>` if it is a local status the heartbeat vouches for; true when the output was
- * written (exit 0), false when the full path must run. `bundleDir` holds the bundle's chunks.
+ * What the quick path did: answered (the output is written, exit 0), or declined; a decline after
+ * the tmux read hands its outputs (listingChain(true) first) to the full path's first cycle.
  */
-export function statusFast(argv: readonly string[], env: NodeJS.ProcessEnv, bundleDir: string, configChunk: string): boolean {
-  if (env.TMA_HUB) return false;
+export type QuickResult = { answered: true } | { answered: false; listing?: readonly string[] };
+
+const DECLINED: QuickResult = { answered: false };
+
+/**
+ * Answer `tma <argv>` if it is a local status the heartbeat vouches for, else decline and let the
+ * full path run. `bundleDir` holds the bundle's chunks.
+ */
+export function statusFast(argv: readonly string[], env: NodeJS.ProcessEnv, bundleDir: string, configChunk: string): QuickResult {
+  if (env.TMA_HUB) return DECLINED;
   let out: string;
   try {
     const p = parseArgv(argv, { status: STATUS_OPTS });
-    if (p.verb !== 'status' || p.positionals.length) return false;
-    if (Object.keys(p.globals).some((g) => !GLOBALS.has(g))) return false;
+    if (p.verb !== 'status' || p.positionals.length) return DECLINED;
+    if (Object.keys(p.globals).some((g) => !GLOBALS.has(g))) return DECLINED;
     const names = (p.globals['socket-name'] as string[] | undefined) ?? [];
     const paths = (p.globals['socket-path'] as string[] | undefined) ?? [];
-    if (names.length > 1 || paths.length > 1) return false;
+    if (names.length > 1 || paths.length > 1) return DECLINED;
     const format = str(p.opts.format) ?? 'tmux';
-    if (!isStatusFormat(format)) return false;
+    if (!isStatusFormat(format)) return DECLINED;
     const sel = selectorFrom(p, { fleet: false });
     // Repo and branch labels come from the panes' folders, which only the full path reads.
-    if (sel.repo !== null || sel.branch !== null) return false;
+    if (sel.repo !== null || sel.branch !== null) return DECLINED;
     const config = quickConfig(str(p.globals.config), env, join(bundleDir, configChunk));
-    if (config === null) return false;
+    if (config === null) return DECLINED;
     const target = resolveTarget({ socketName: names[0], socketPath: paths[0], env });
     const now = Date.now();
     const outs = runChainSync(target, tmuxBin(env, config.tmuxBin), SETTLED_READ, { env });
-    // Host and server label rows only; no status format prints them.
-    const rows = settledRows(outs, now, config.fold.freshnessMs, { server: '', host: '' });
-    if (rows === null) return false;
+    const rows = settledRows(outs, now, config.fold.freshnessMs, hostName());
+    if (rows === null) return { answered: false, listing: outs.slice(0, 4) };
     out = renderStatus(format, rows.filter((r) => selectRow(sel, r)), now, config.status);
   } catch {
     // Usage errors, tmux errors and the rest are the full path's to word.
-    return false;
+    return DECLINED;
   }
   writeAll(out);
-  return true;
+  return { answered: true };
 }
 
 /** Set by tools/bundle-cli.mjs: the bundle chunk holding the config cache's code. */
 declare const TMA_CONFIG_CHUNK: string;
 
-/** The entry bin/tma.js calls from the bundled file; false outside the bundle. */
-export function quickStatus(argv: readonly string[], env: NodeJS.ProcessEnv, bundleDir: string): boolean {
-  return typeof TMA_CONFIG_CHUNK === 'string' && statusFast(argv, env, bundleDir, TMA_CONFIG_CHUNK);
+/** The entry bin/tma.js calls from the bundled file; it declines outside the bundle. */
+export function quickStatus(argv: readonly string[], env: NodeJS.ProcessEnv, bundleDir: string): QuickResult {
+  return typeof TMA_CONFIG_CHUNK === 'string' ? statusFast(argv, env, bundleDir, TMA_CONFIG_CHUNK) : DECLINED;
 }

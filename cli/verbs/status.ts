@@ -1,5 +1,6 @@
 import { isStatusFormat, renderStatus } from '../../shared/status-format.js';
 import { str, UsageError, type Parsed } from '../args.js';
+import { takeStatusListing } from '../handoff.js';
 import { guard, openLocal, timedCycle } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
 import { selectedRows } from './ls.js';
@@ -9,7 +10,8 @@ export async function main(p: Parsed): Promise<number> {
   if (!isStatusFormat(format)) throw new UsageError(`unknown --format "${format}" (tmux, plain, json, prom)`);
   const sel = selectorFrom(p, { fleet: false });
   return guard(async () => {
-    const local = await openLocal(p);
+    // A quick status that declined read the server already (cli/handoff.ts).
+    const local = await openLocal(p, { firstListing: takeStatusListing() });
     try {
       const res = await timedCycle(p, local.engine);
       const rows = await selectedRows(res, sel);

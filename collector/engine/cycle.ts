@@ -32,11 +32,11 @@ import type { AgentManifest, FoldConfig, StampedState, StampPlan, State } from '
 import { TmuxError } from '../tmux/errors.js';
 import type { TmuxRunner } from '../tmux/runner.js';
 import { LookBook, NOT_AGENT_SWEEP_MS, waitsOnClock } from './look-book.js';
-import { LIST_PANES_FORMAT, parsePaneList, type PaneRecord } from './pane-list.js';
+import { parsePaneList, type PaneRecord } from './pane-list.js';
 import { afterWrites, promptWrites } from './prompt-writes.js';
 import { codexRoot, RolloutTail, runRolloutTail } from './rollout-tail.js';
 import { rowOf } from './rows.js';
-import { attentionClearable, heartbeatVouches, LIST_CLIENTS_FORMAT, seenByClients, stampStands } from './settled-read.js';
+import { attentionClearable, heartbeatVouches, LIST_CLIENTS_FORMAT, listingChain, seenByClients, stampStands } from './settled-read.js';
 import { ServerFacts } from './server-facts.js';
 
 export interface EngineOptions {
@@ -47,6 +47,8 @@ export interface EngineOptions {
   /** The processes under the given pane roots (more is fine). */
   readProcs: (roots: number[]) => Promise<ProcEntry[]>;
   now?: () => number;
+  /** The outputs of `listingChain(true)`, read moments ago (by a quick status that declined): the first cycle's read. */
+  firstListing?: readonly string[];
 }
 
 export interface PaneOutcome {
@@ -160,12 +162,9 @@ export class Engine {
     const watching = this.watching;
     // A one-shot verb's only cycle reads the server's facts in the same tmux call (one spawn less).
     const factsToo = !this.server.known;
-    const listing = runner.runChain([
-      ['list-panes', '-a', '-F', LIST_PANES_FORMAT],
-      ['show-options', '-sqv', KEY.lastPoll],
-      ['show-options', '-sqv', KEY.collectorAt],
-      ...(factsToo ? [this.server.query()] : []),
-    ]);
+    const primed = factsToo ? this.opts.firstListing : undefined;
+    this.opts.firstListing = undefined;
+    const listing = primed ? Promise.resolve(primed) : runner.runChain(listingChain(factsToo));
     // While tmux lists the panes, read the process trees under last cycle's pane roots: a
     // long-lived engine's roots rarely change, and the two reads then run on different cores.
     // A watched engine mostly needs no process facts at all, so it reads them only when it does.

@@ -10,6 +10,7 @@ import { decodeStamp, episodeAt, isInProgress, KEY } from '../core/store-codec.j
 import type { StampedState } from '../core/types.js';
 import { LIST_PANES_FORMAT, parsePaneList, type PaneRecord } from './pane-list.js';
 import { rowOf } from './rows.js';
+import { parseServerFacts, SERVER_FACTS_QUERY } from './server-facts.js';
 
 /** The heartbeat's stored text says a collector vouched for the stamps within the window. */
 export function heartbeatVouches(stored: string | undefined, now: number, freshnessMs: number): boolean {
@@ -46,12 +47,24 @@ export function seenByClients<T extends { paneId: string; stamp: StampedState }>
   });
 }
 
-/** One tmux chain with everything `settledRows` needs. */
-export const SETTLED_READ: readonly string[][] = [
-  ['list-panes', '-a', '-F', LIST_PANES_FORMAT],
-  ['show-options', '-sqv', KEY.collectorAt],
-  ['list-clients', '-F', LIST_CLIENTS_FORMAT],
-];
+/**
+ * A cycle's first tmux read: the panes, the last poll time, the heartbeat, and the server's facts
+ * while the engine does not know them yet (a one-shot verb's only cycle).
+ */
+export function listingChain(factsToo: boolean): string[][] {
+  return [
+    ['list-panes', '-a', '-F', LIST_PANES_FORMAT],
+    ['show-options', '-sqv', KEY.lastPoll],
+    ['show-options', '-sqv', KEY.collectorAt],
+    ...(factsToo ? [[...SERVER_FACTS_QUERY]] : []),
+  ];
+}
+
+/**
+ * One tmux chain with everything `settledRows` needs: a fresh engine's first listing, then the
+ * clients. A quick status that declines hands the listing to the full path's first cycle.
+ */
+export const SETTLED_READ: readonly string[][] = [...listingChain(true), ['list-clients', '-F', LIST_CLIENTS_FORMAT]];
 
 /**
  * The rows a full cycle would return from the outputs of SETTLED_READ, or null when a full cycle
@@ -60,8 +73,8 @@ export const SETTLED_READ: readonly string[][] = [
  * flag a person has just cleared by typing (it would be unset). A pane without any stamp counts
  * as what the vouching collector judged it: not an agent.
  */
-export function settledRows(outs: readonly string[], now: number, freshnessMs: number, ctx: { server: string; host: string }): AgentRow[] | null {
-  const [listOut, heartbeat, clientsOut] = outs;
+export function settledRows(outs: readonly string[], now: number, freshnessMs: number, host: string): AgentRow[] | null {
+  const [listOut, , heartbeat, factsOut, clientsOut] = outs;
   if (!heartbeatVouches(heartbeat, now, freshnessMs)) return null;
   let records: PaneRecord[];
   try {
@@ -78,6 +91,7 @@ export function settledRows(outs: readonly string[], now: number, freshnessMs: n
     stamped.push({ paneId: rec.paneId, rec, stamp: decoded.stamp });
   }
   if (seenByClients(stamped.filter((o) => attentionClearable(o.stamp)), clientsOut ?? '').length) return null;
-  const rows = stamped.map((o) => rowOf(o.rec, o.stamp, o.rec.options['@agent_name'] ?? '', { ...ctx, now }));
+  const server = parseServerFacts(factsOut ?? '').socketPath;
+  const rows = stamped.map((o) => rowOf(o.rec, o.stamp, o.rec.options['@agent_name'] ?? '', { server, host, now }));
   return rows.sort(compareLocalRows);
 }

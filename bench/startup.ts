@@ -158,6 +158,10 @@ async function main(): Promise<void> {
       ['  full path', [...tma, '-L', t.name, 'status'], { TMA_QUICK_STATUS: '0' }],
       ['tma ls --json', [...tma, '-L', t.name, 'ls', '--json'], {}],
     ];
+    if (before) {
+      const old = [process.execPath, join(before, 'bin/tma.js')];
+      withCollector.push(['before: status', [...old, '-L', t.name, 'status'], { XDG_CACHE_HOME: join(dir, 'cache-before') }]);
+    }
     const phase2 = measure('collector running (tma hub): status takes the heartbeat\'s word', withCollector, env);
     hub.kill('SIGTERM');
     for (const [title, rows] of [phase1, phase2] as const) {

@@ -104,6 +104,14 @@ it('answers from the heartbeat without the engine, byte for byte as the full pat
   expect(loadedAny(stale.files, manifests)).toBe(true);
   expect(stale.stdout).toBe('B1 I#1\n');
 
+  // The declined quick read is the full path's first read: tmux lists the panes once per run.
+  const calls = join(t.dir, 'tmux-calls');
+  const counted = join(t.dir, 'tmux-counted');
+  writeFileSync(counted, `#!/bin/sh\necho "$*" >> '${calls}'\nexec tmux "$@"\n`, { mode: 0o755 });
+  writeFileSync(calls, '');
+  expect((await tma([...server, 'status', '--format', 'plain'], { env: { ...env, TMA_TMUX_BIN: counted } })).stdout).toBe('B1 I#1\n');
+  expect(readFileSync(calls, 'utf8').split('\n').filter((l) => l.includes('list-panes'))).toHaveLength(1);
+
   t.tmux('set-option', '-s', '-u', '@tma_collector_at');
   const absent = await traced([...server, 'status', '--format', 'plain'], env);
   expect(loadedAny(absent.files, engine)).toBe(true);

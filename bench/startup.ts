@@ -2,14 +2,22 @@
 // `node -e 0` measured in the same run, interleaved round by round so machine load hits all alike.
 // Against a scratch tmux server (private TMUX_TMPDIR) with two stand-in agents and two shells;
 // the caches (XDG_CACHE_HOME, private too) are warmed once first, as they are on any machine
-// after the first run. Rows: status from the bundle, from the tsc output, and with a config.toml. Wall time and CPU time (user + sys of the process and the tmux clients it
-// waits for, from wait4's rusage) per command: median and p90, and the ratio of medians.
-// Then the modules each verb loads (test/support/module-trace.mjs).
+// after the first run. Two phases, each with its own `node -e 0`:
+// - no collector: every status looks for itself (status from the bundle, from the tsc output,
+//   with a config.toml; ls --json; the event fallback);
+// - with `tma hub` (the README's main job, its local collector following the scratch server)
+//   started by the bench and ended by it: status takes the quick path while the collector's
+//   heartbeat is fresh; rows for a config.toml, json, the full path forced (TMA_QUICK_STATUS=0),
+//   ls --json, and the floor of any status: a CommonJS node start plus one tmux client.
+// Wall time and CPU time (user + sys of the process and the tmux clients it waits for, from
+// wait4's rusage) per command: median and p90, and the ratio of medians. Then the modules each
+// verb loads (test/support/module-trace.mjs). Commands run with a minimal environment: a variable
+// such as NODE_EXTRA_CA_CERTS (about 45 ms on every node start) would blur every ratio.
 //
 // Build, then run (not part of any test run):  npm run build && node dist/bench/startup.js [ROUNDS=20]
 //   (BENCH_BASELINE=DIR adds the same rows for another built checkout; BENCH_SHOW_MODULES=1 lists modules)
 
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,6 +58,39 @@ function modulesOf(argv: string[], env: NodeJS.ProcessEnv): string[] {
     timeout: 20_000,
   });
   return [...new Set(readFileSync(trace, 'utf8').split('\n').filter((u) => u.startsWith('file:')))];
+}
+
+/** Runs the commands interleaved for ROUNDS rounds; the table lines, ratios against the first row. */
+function measure(title: string, cmds: [string, string[], Record<string, string>][], env: NodeJS.ProcessEnv): [string, string[]] {
+  // Warm the caches (manifests, config), as every run after a machine's first finds them.
+  for (const [, argv, extra] of cmds.slice(1)) spawnSync(argv[0]!, argv.slice(1), { env: { ...env, ...extra }, stdio: 'ignore' });
+  const res = spawnSync('python3', ['-c', RUNNER], {
+    input: JSON.stringify({ rounds: ROUNDS, cmds, env }),
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
+  if (res.status !== 0) throw new Error(`runner failed: ${res.stderr}`);
+  const out = JSON.parse(res.stdout) as Record<string, [number, number, number][]>;
+  const base = out[cmds[0]![0]]!;
+  const baseWall = pct(base.map((r) => r[0]), 50);
+  const baseCpu = pct(base.map((r) => r[1]), 50);
+  const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  const lines = [
+    `${ROUNDS} interleaved rounds, load average ${load} after`,
+    'command          wall p50   wall p90   cpu p50    cpu p90    ×node wall  ×node cpu  modules  exit≠0',
+  ];
+  for (const [name, argv, extra] of cmds) {
+    const rows = out[name]!;
+    const wall = rows.map((r) => r[0]);
+    const cpu = rows.map((r) => r[1]);
+    const mods = name.startsWith('node') ? 0 : modulesOf(argv, { ...env, ...extra }).length;
+    const bad = rows.filter((r) => r[2] !== 0).length;
+    lines.push(
+      `${name.padEnd(15)} ${ms(pct(wall, 50))}   ${ms(pct(wall, 90))}   ${ms(pct(cpu, 50))}    ${ms(pct(cpu, 90))}    ` +
+        `${(pct(wall, 50) / baseWall).toFixed(2).padStart(5)}×      ${(pct(cpu, 50) / baseCpu).toFixed(2).padStart(5)}×    ${String(mods).padStart(4)}     ${bad}`,
+    );
+  }
+  return [title, lines];
 }
 
 async function main(): Promise<void> {
@@ -96,31 +137,36 @@ async function main(): Promise<void> {
         ['before: event', [...old, 'event', '--agent', 'claude', '--kind', 'Notification', '--socket-name', t.name], own],
       );
     }
-    // Warm the caches (manifests, config), as every run after a machine's first finds them.
-    for (const [, argv, extra] of cmds.slice(1)) spawnSync(argv[0]!, argv.slice(1), { env: { ...env, ...extra }, stdio: 'ignore' });
-    const res = spawnSync('python3', ['-c', RUNNER], {
-      input: JSON.stringify({ rounds: ROUNDS, cmds, env }),
-      encoding: 'utf8',
-      maxBuffer: 64 << 20,
-    });
-    if (res.status !== 0) throw new Error(`runner failed: ${res.stderr}`);
-    const out = JSON.parse(res.stdout) as Record<string, [number, number, number][]>;
-    const base = out['node -e 0']!;
-    const baseWall = pct(base.map((r) => r[0]), 50);
-    const baseCpu = pct(base.map((r) => r[1]), 50);
-    const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-    console.log(`start-up, ${ROUNDS} interleaved rounds, load average ${load}`);
-    console.log('command          wall p50   wall p90   cpu p50    cpu p90    ×node wall  ×node cpu  modules  exit≠0');
-    for (const [name, argv, extra] of cmds) {
-      const rows = out[name]!;
-      const wall = rows.map((r) => r[0]);
-      const cpu = rows.map((r) => r[1]);
-      const mods = name === 'node -e 0' ? 0 : modulesOf(argv, { ...env, ...extra }).length;
-      const bad = rows.filter((r) => r[2] !== 0).length;
-      console.log(
-        `${name.padEnd(15)} ${ms(pct(wall, 50))}   ${ms(pct(wall, 90))}   ${ms(pct(cpu, 50))}    ${ms(pct(cpu, 90))}    ` +
-          `${(pct(wall, 50) / baseWall).toFixed(2).padStart(5)}×      ${(pct(cpu, 50) / baseCpu).toFixed(2).padStart(5)}×    ${String(mods).padStart(4)}     ${bad}`,
-      );
+    const phase1 = measure('no collector: every status looks for itself (list-panes, /proc walk, captures, writes)', cmds, env);
+
+    // The case a status bar lives in: `tma hub` (README's main job) runs this machine's collector,
+    // whose heartbeat vouches for the stamps, so `tma status` takes the quick path.
+    const hub = spawn(process.execPath, [...tma.slice(1), 'hub', '--listen', '127.0.0.1:0', '-L', t.name], { env, stdio: 'ignore' });
+    atBenchExit(() => hub.kill('SIGKILL'));
+    const heartbeat = () => Number(t.tmux('show-options', '-sqv', '@tma_collector_at').trim()) || 0;
+    for (const deadline = Date.now() + 30_000; Date.now() - heartbeat() > 1000; ) {
+      if (Date.now() > deadline) throw new Error('the hub\'s collector never wrote a fresh heartbeat');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const withCollector: [string, string[], Record<string, string>][] = [
+      ['node -e 0', [process.execPath, '-e', '0'], {}],
+      // The least any status can cost: a CommonJS node start and one tmux client.
+      ['node+1 tmux', [process.execPath, '-e', `require('node:child_process').spawnSync('tmux', ['-L', ${JSON.stringify(t.name)}, 'list-panes', '-a'])`], {}],
+      ['tma status', [...tma, '-L', t.name, 'status'], {}],
+      ['  +config.toml', [...tma, '-L', t.name, 'status'], { TMA_CONFIG: config }],
+      ['  --format json', [...tma, '-L', t.name, 'status', '--format', 'json'], {}],
+      ['  full path', [...tma, '-L', t.name, 'status'], { TMA_QUICK_STATUS: '0' }],
+      ['tma ls --json', [...tma, '-L', t.name, 'ls', '--json'], {}],
+    ];
+    if (before) {
+      const old = [process.execPath, join(before, 'bin/tma.js')];
+      withCollector.push(['before: status', [...old, '-L', t.name, 'status'], { XDG_CACHE_HOME: join(dir, 'cache-before') }]);
+    }
+    const phase2 = measure('collector running (tma hub): status takes the heartbeat\'s word', withCollector, env);
+    hub.kill('SIGTERM');
+    for (const [title, rows] of [phase1, phase2] as const) {
+      console.log(`\n${title}`);
+      for (const line of rows) console.log(line);
     }
     if (process.env.BENCH_SHOW_MODULES) {
       for (const [name, argv, extra] of cmds.slice(1)) console.log(`\n${name}:\n${modulesOf(argv, { ...env, ...extra }).map((u) => u.replace(`file://${REPO}/`, '  ')).join('\n')}`);

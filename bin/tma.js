@@ -2,18 +2,46 @@
 // Entry point. The TypeScript sources compile to dist/ (`npm run build`), which also bundles the
 // command line into dist/bundle/cli/ for a quicker start. The bundle runs unless the tsc output is
 // newer (a build by tsc alone) or TMA_BUNDLE=0 asks for the unbundled modules.
-import { statSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+//
+// This file is CommonJS (bin/package.json): a status bar runs `tma status` every few seconds, and
+// a CommonJS entry can answer it from one required file (dist/bundle/cli/status-fast.cjs) without
+// starting Node's ESM loader. Everything else, and any status that file declines, runs the ESM
+// command line as before.
+'use strict';
+const { statSync } = require('node:fs');
+const { join } = require('node:path');
 
-const mtime = (u) => statSync(fileURLToPath(u), { throwIfNoEntry: false })?.mtimeMs;
-const modules = new URL('../dist/cli/main.js', import.meta.url);
-const bundle = new URL('../dist/bundle/cli/main.js', import.meta.url);
+const mtime = (p) => statSync(p, { throwIfNoEntry: false })?.mtimeMs;
+const dist = join(__dirname, '..', 'dist');
+const modules = join(dist, 'cli', 'main.js');
+const bundleDir = join(dist, 'bundle', 'cli');
+const bundle = join(bundleDir, 'main.js');
 const built = mtime(modules);
 const bundled = process.env.TMA_BUNDLE === '0' ? undefined : mtime(bundle);
 if (built === undefined && bundled === undefined) {
   process.stderr.write('tma: not built yet; run `npm run build` in the project folder first\n');
   process.exit(1);
 }
-const main = bundled !== undefined && (built === undefined || bundled >= built) ? bundle : modules;
-const { run } = await import(main.href);
-process.exitCode = await run(process.argv.slice(2));
+const useBundle = bundled !== undefined && (built === undefined || bundled >= built);
+const argv = process.argv.slice(2);
+
+/** The quick status's result ({ answered } and maybe the tmux read it made), or null when not tried. */
+function quick() {
+  // TMA_QUICK_STATUS=0 always takes the full path (to compare the two).
+  if (!useBundle || !argv.includes('status') || process.env.TMA_QUICK_STATUS === '0') return null;
+  let fast;
+  try {
+    fast = require(join(bundleDir, 'status-fast.cjs'));
+  } catch {
+    return null;
+  }
+  return fast.quickStatus(argv, process.env, bundleDir);
+}
+
+const q = quick();
+if (!q?.answered) {
+  const { pathToFileURL } = require('node:url');
+  import(pathToFileURL(useBundle ? bundle : modules).href).then(async ({ run }) => {
+    process.exitCode = await run(argv, { statusListing: q?.listing });
+  });
+}

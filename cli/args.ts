@@ -31,6 +31,9 @@ export const SELECTOR_OPTS: OptSpec = {
   host: { kind: 'value' },
 };
 
+/** `status`'s own flags (cli/main.ts; the quick path in cli/status-fast.ts parses with them too). */
+export const STATUS_OPTS: OptSpec = { format: { kind: 'value' }, ...SELECTOR_OPTS };
+
 export interface Parsed {
   verb: string | null;
   globals: OptValues;

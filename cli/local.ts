@@ -74,7 +74,7 @@ export async function loadManifestsFor(p: Parsed, config: Config, env: NodeJS.Pr
 
 export async function openLocal(
   p: Parsed,
-  opts: { mode?: 'spawn' | 'control'; quietManifests?: boolean } = {},
+  opts: { mode?: 'spawn' | 'control'; quietManifests?: boolean; firstListing?: readonly string[] } = {},
 ): Promise<Local> {
   const env = process.env;
   const target = targetOf(p, env);
@@ -82,13 +82,13 @@ export async function openLocal(
   const set = await loadManifestsFor(p, config, env, opts.quietManifests ? () => undefined : (l) => process.stderr.write(`tma: ${l}\n`));
   const runner = await openRunner(target, { mode: opts.mode ?? 'spawn', bin: tmuxBin(env, config.tmuxBin) });
   const host = hostName();
-  const engineFor = (c: Config, s: ManifestSet) =>
-    new Engine({ runner, manifests: s.manifests, fold: c.fold, host, readProcs: readProcesses });
+  const engineFor = (c: Config, s: ManifestSet, firstListing?: readonly string[]) =>
+    new Engine({ runner, manifests: s.manifests, fold: c.fold, host, readProcs: readProcesses, firstListing });
   let loaded = `${JSON.stringify(config)}\n${serializeSet(set)}`;
   let told: string | null = null;
   const local: Local = {
     config,
-    engine: engineFor(config, set),
+    engine: engineFor(config, set, opts.firstListing),
     target,
     manifestIssues: set.issues,
     close: () => runner.close(),

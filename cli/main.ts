@@ -1,7 +1,8 @@
 // Command-line entry: parse, then load only the verb that runs (one-shot verbs such as `status`
 // run every second from status bars, so start-up stays small).
 
-import { GLOBAL_OPTS, SELECTOR_OPTS, UsageError, parseArgv, type OptSpec, type Parsed } from './args.js';
+import { GLOBAL_OPTS, SELECTOR_OPTS, STATUS_OPTS, UsageError, parseArgv, type OptSpec, type Parsed } from './args.js';
+import { handOver, type Handoff } from './handoff.js';
 import { SETUP_VERBS } from './setup-verbs.js';
 import { VERSION } from './version.js';
 
@@ -10,7 +11,7 @@ const sel = SELECTOR_OPTS;
 export const VERBS: Record<string, OptSpec> = {
   version: {},
   ls: { json: { kind: 'bool' }, pane: { kind: 'value' }, ...sel },
-  status: { format: { kind: 'value' }, ...sel },
+  status: STATUS_OPTS,
   doctor: { json: { kind: 'bool' }, 'exit-code': { kind: 'bool' } },
   event: { agent: { kind: 'value' }, kind: { kind: 'value' }, pane: { kind: 'value' }, payload: { kind: 'value' } },
   'clear-attention': {},
@@ -178,8 +179,9 @@ async function withSuggestion(message: string): Promise<string> {
   return near ? `${message}; did you mean "${near}"?` : message;
 }
 
-export async function run(argv: string[]): Promise<number> {
+export async function run(argv: string[], handoff: Handoff = {}): Promise<number> {
   quietOnBrokenPipe();
+  handOver(handoff);
   let parsed: Parsed;
   try {
     parsed = parseArgv(argv, VERBS);

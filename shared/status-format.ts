@@ -98,3 +98,17 @@ export function statusProm(rows: readonly CountableRow[], now: number, withOrigi
   }
   return `${out.join('\n')}\n`;
 }
+
+export const STATUS_FORMATS = ['tmux', 'plain', 'json', 'prom'] as const;
+export type StatusFormat = (typeof STATUS_FORMATS)[number];
+
+export function isStatusFormat(f: string): f is StatusFormat {
+  return (STATUS_FORMATS as readonly string[]).includes(f);
+}
+
+/** `tma status` output for the counted rows, in one of STATUS_FORMATS (the full and the quick path share it). */
+export function renderStatus(format: StatusFormat, rows: readonly (CountableRow & { context?: number | null })[], now: number, styles: StatusStyles = {}): string {
+  if (format === 'prom') return statusProm(rows, now);
+  const c = countRows(rows);
+  return format === 'tmux' ? statusTmux(c, styles) : format === 'plain' ? statusPlain(c, styles) : statusJson(c, rows);
+}

@@ -5,34 +5,22 @@
 // upgrade validates afresh. A file that does not validate is never cached: its error is told
 // every time.
 
-import { statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
-import { cacheDir, entryName, readEntry, writeEntry, type Env } from '../disk-cache.js';
+import { cacheDir, writeEntry, type Env } from '../disk-cache-files.js';
+import { cachedConfig, configEntryName, fileStamp } from './config-cache-key.js';
 import type { Config } from './config-types.js';
 
-const FORMAT = 1;
-
+/** The quick status path (cli/status-fast.ts) stamps the bundle chunk holding this code the same way. */
 function buildStamp(): string {
-  try {
-    const s = statSync(fileURLToPath(import.meta.url));
-    return `${s.size}:${s.mtimeMs}`;
-  } catch {
-    return 'unknown';
-  }
+  return fileStamp(fileURLToPath(import.meta.url));
 }
 
 export async function parseConfigCached(path: string, text: string, env: Env): Promise<Config> {
   const dir = cacheDir(env);
-  const name = entryName('config', [`v${FORMAT}`, buildStamp(), path, text]);
-  const hit = readEntry(dir, name);
-  if (hit !== null) {
-    try {
-      return JSON.parse(hit) as Config;
-    } catch {
-      // a torn or foreign entry: validate
-    }
-  }
+  const name = configEntryName(buildStamp(), path, text);
+  const hit = cachedConfig(env, name);
+  if (hit !== null) return hit;
   const { parseConfig } = await import('./config-schema.js');
   const config = parseConfig(path, text);
   // Only what survives JSON unchanged is kept (no undefined, Infinity or class instances).

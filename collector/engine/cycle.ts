@@ -27,15 +27,16 @@ import {
   renderSetpfProbe,
   type TmuxCommand,
 } from '../core/stamp-render.js';
-import { decodeStamp, episodeAt, isInProgress, KEY } from '../core/store-codec.js';
+import { decodeStamp, KEY } from '../core/store-codec.js';
 import type { AgentManifest, FoldConfig, StampedState, StampPlan, State } from '../core/types.js';
 import { TmuxError } from '../tmux/errors.js';
 import type { TmuxRunner } from '../tmux/runner.js';
 import { LookBook, NOT_AGENT_SWEEP_MS, waitsOnClock } from './look-book.js';
-import { LIST_PANES_FORMAT, parsePaneList, type PaneRecord } from './pane-list.js';
+import { parsePaneList, type PaneRecord } from './pane-list.js';
 import { afterWrites, promptWrites } from './prompt-writes.js';
 import { codexRoot, RolloutTail, runRolloutTail } from './rollout-tail.js';
 import { rowOf } from './rows.js';
+import { attentionClearable, heartbeatVouches, LIST_CLIENTS_FORMAT, listingChain, seenByClients, stampStands } from './settled-read.js';
 import { ServerFacts } from './server-facts.js';
 import { StillScreens } from './still-screens.js';
 import { HookLiveness } from './hook-liveness.js';
@@ -49,6 +50,8 @@ export interface EngineOptions {
   /** The processes under the given pane roots (more is fine). */
   readProcs: (roots: number[]) => Promise<ProcEntry[]>;
   now?: () => number;
+  /** The outputs of `listingChain(true)`, read moments ago (by a quick status that declined): the first cycle's read. */
+  firstListing?: readonly string[];
 }
 
 export interface PaneOutcome {
@@ -188,12 +191,9 @@ export class Engine {
     const watching = this.watching;
     // A one-shot verb's only cycle reads the server's facts in the same tmux call (one spawn less).
     const factsToo = !this.server.known;
-    const listing = runner.runChain([
-      ['list-panes', '-a', '-F', LIST_PANES_FORMAT],
-      ['show-options', '-sqv', KEY.lastPoll],
-      ['show-options', '-sqv', KEY.collectorAt],
-      ...(factsToo ? [this.server.query()] : []),
-    ]);
+    const primed = factsToo ? this.opts.firstListing : undefined;
+    this.opts.firstListing = undefined;
+    const listing = primed ? Promise.resolve(primed) : runner.runChain(listingChain(factsToo));
     // While tmux lists the panes, read the process trees under last cycle's pane roots: a
     // long-lived engine's roots rarely change, and the two reads then run on different cores.
     // A watched engine mostly needs no process facts at all, so it reads them only when it does.
@@ -212,8 +212,7 @@ export class Engine {
     const stampede = lastPoll !== 0 && Math.floor(now / 1000) === Math.floor(lastPoll / 1000);
     // A collector that watches this server's output vouches for every stamp while its heartbeat
     // is fresh: it looks at a pane as soon as its screen moves, and rewrites nothing otherwise.
-    const collectorAt = Number((collectorAtOut ?? '').trim()) || 0;
-    const vouched = !watching && collectorAt !== 0 && collectorAt <= now && now - collectorAt < cfg.freshnessMs;
+    const vouched = !watching && heartbeatVouches(collectorAtOut, now, cfg.freshnessMs);
 
     // A watched engine leaves quiet panes alone, and walks only the process trees of the others.
     const quiet = new Set<string>();
@@ -240,7 +239,7 @@ export class Engine {
         continue;
       }
 
-      const fresh = prev !== null && !isInProgress(prev) && prev.stampedAt <= now && (vouched || now - prev.stampedAt < cfg.freshnessMs);
+      const fresh = stampStands(prev, now, vouched, cfg.freshnessMs);
       const forced = opts.recapture === rec.paneId;
       if (watching) this.liveness.observe(rec.paneId, prev);
       let repaint = painted.has(rec.paneId);
@@ -517,25 +516,16 @@ export class Engine {
    * seen it. Strictly later second only, so input in the same second never clears.
    */
   private async clearSeenAttention(outcomes: PaneOutcome[]): Promise<void> {
-    const flagged = outcomes.filter((o) => o.stamp?.attention && episodeAt(o.stamp) !== 0);
+    const flagged = outcomes.filter((o) => attentionClearable(o.stamp)).map((o) => ({ o, paneId: o.rec.paneId, stamp: o.stamp! }));
     if (!flagged.length) return;
     let out: string;
     try {
-      out = await this.opts.runner.run(['list-clients', '-F', '#{pane_id}\u001f#{client_activity}\u001f#{client_control_mode}']);
+      out = await this.opts.runner.run(['list-clients', '-F', LIST_CLIENTS_FORMAT]);
     } catch (e) {
       rethrowUnlessFailed(e);
       return;
     }
-    const seen = new Map<string, number>();
-    for (const line of out.split('\n')) {
-      const [pane, activity, control] = line.split('\u001f');
-      if (!pane || !/^\d+$/.test(activity ?? '') || (control ?? '0') !== '0') continue;
-      seen.set(pane, Math.max(seen.get(pane) ?? 0, Number(activity)));
-    }
-    const clear = flagged.filter((o) => {
-      const act = seen.get(o.rec.paneId);
-      return act !== undefined && act * 1000 > episodeAt(o.stamp!);
-    });
+    const clear = seenByClients(flagged, out).map((f) => f.o);
     if (!clear.length) return;
     const ok = await this.tryRun(chain(clear.map((o) => ['set-option', '-p', '-u', '-t', o.rec.paneId, KEY.attention])));
     if (ok) for (const o of clear) o.stamp = { ...o.stamp!, attention: false };

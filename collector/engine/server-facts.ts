@@ -11,6 +11,15 @@ export interface ServerInfo {
   incarnation: string;
 }
 
+/** The one read of the facts (also chained into the first listing, settled-read.ts). */
+export const SERVER_FACTS_QUERY: readonly string[] = ['display-message', '-p', '#{socket_path}\u001f#{pid}\u001f#{start_time}'];
+
+/** The facts from the query's output. */
+export function parseServerFacts(output: string): ServerInfo {
+  const [socketPath = '', pid = '0', start = '0'] = output.trim().split('\u001f');
+  return { socketPath, pid: Number(pid) || 0, startTime: Number(start) || 0, incarnation: `${pid}-${start}` };
+}
+
 export class ServerFacts {
   private cached: ServerInfo | null = null;
 
@@ -27,13 +36,11 @@ export class ServerFacts {
   }
 
   query(): string[] {
-    return ['display-message', '-p', '#{socket_path}\u001f#{pid}\u001f#{start_time}'];
+    return [...SERVER_FACTS_QUERY];
   }
 
   prime(output: string): ServerInfo {
-    const [socketPath = '', pid = '0', start = '0'] = output.trim().split('\u001f');
-    this.cached = { socketPath, pid: Number(pid) || 0, startTime: Number(start) || 0, incarnation: `${pid}-${start}` };
-    return this.cached;
+    return (this.cached = parseServerFacts(output));
   }
 
   forget(): void {

@@ -1,0 +1,119 @@
+// The quick `tma status` (cli/status-fast.ts): while a running collector keeps the server's
+// heartbeat fresh, status answers from one tmux call without loading the engine or the manifests,
+// and prints exactly what the full path prints for the same stamps, in every format and with a
+// `[status]` style. A stale or absent heartbeat takes the full path again. Which files a run
+// loaded comes from the module trace (test/support/module-trace.mjs).
+
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { REPO, ScratchTmux, tma, waitFor } from '../support/scratch-tmux.js';
+import { SCREENS } from '../support/screens.js';
+
+let t: ScratchTmux;
+let collector: ChildProcessWithoutNullStreams | null = null;
+beforeEach(() => {
+  t = new ScratchTmux('quick');
+});
+afterEach(() => {
+  collector?.kill('SIGKILL');
+  collector = null;
+  t.kill();
+});
+
+const BUNDLE = join(REPO, 'dist/bundle/cli');
+/** The bundle chunks whose text holds `marker`, e.g. the engine's cycle (a build keeps older builds' chunks a day). */
+function chunksWith(marker: string): string[] {
+  const hits = readdirSync(BUNDLE).filter((f) => f.endsWith('.js') && readFileSync(join(BUNDLE, f), 'utf8').includes(marker));
+  expect(hits.length, marker).toBeGreaterThan(0);
+  return hits.map((f) => join(BUNDLE, f));
+}
+const loadedAny = (files: string[], chunks: string[]) => chunks.some((c) => files.includes(c));
+
+/** Run tma under the module trace: its stdout and the files it loaded. */
+async function traced(args: string[], env: Record<string, string>): Promise<{ stdout: string; files: string[] }> {
+  const trace = join(t.dir, 'trace');
+  writeFileSync(trace, '');
+  const r = await tma(args, { env: { ...env, TMA_MODULE_TRACE: trace, NODE_OPTIONS: `--import=${join(REPO, 'test/support/module-trace.mjs')}` } });
+  expect(r.code, r.stderr).toBe(0);
+  const files = readFileSync(trace, 'utf8').split('\n').filter((u) => u.startsWith('file:')).map((u) => fileURLToPath(u));
+  return { stdout: r.stdout, files: [...new Set(files)] };
+}
+
+/** Prometheus seconds-in-state move with the clock between two runs. */
+const steady = (s: string) => s.replace(/(tma_agent_state_seconds\{[^}]*\}) [0-9.]+/g, '$1 S');
+
+it('answers from the heartbeat without the engine, byte for byte as the full path, and falls back when it is stale or absent', async () => {
+  const claude = t.start();
+  const codex = t.newPane();
+  t.newPane();
+  await t.standIn(claude, 'claude', SCREENS.claudeIdle);
+  await t.standIn(codex, 'codex', SCREENS.codexBlocked);
+  const cfg = join(t.dir, 'cfg');
+  mkdirSync(join(cfg, 'tma'), { recursive: true });
+  writeFileSync(join(cfg, 'tma', 'config.toml'), '[status]\nidle = { glyph = "I#", color = "colour33" }\nblocked = { glyph = "B" }\n');
+  const env = { XDG_CACHE_HOME: join(t.dir, 'cache'), XDG_CONFIG_HOME: cfg, XDG_RUNTIME_DIR: join(t.dir, 'run'), TMUX: '' };
+  const server = ['-L', t.name];
+  const engine = chunksWith('stores set-option -F formats literally');
+  const manifests = chunksWith('function loadAgentManifestsCached(');
+  const quick = join(BUNDLE, 'status-fast.cjs');
+
+  // A config.toml is validated once by a full run, as on any machine after the first.
+  expect((await tma([...server, 'status'], { env: { ...env, TMA_QUICK_STATUS: '0' } })).code).toBe(0);
+
+  // The README's main job: a hub with this machine's own collector, following the scratch server.
+  collector = spawn(process.execPath, [join(REPO, 'bin/tma.js'), 'hub', '--listen', '127.0.0.1:0', ...server], {
+    env: { ...process.env, ...env, TMA_HUB: '', TMA_HUB_TOKEN: '', TMUX_PANE: '' },
+  });
+  collector.stdout.resume();
+  collector.stderr.resume();
+  const heartbeat = () => Number(t.tmux('show-options', '-sqv', '@tma_collector_at').trim()) || 0;
+  await waitFor(
+    () => Date.now() - heartbeat() < 2000 && t.option(claude, '@agent_state') === 'idle' && t.option(codex, '@agent_state') === 'blocked',
+    'collector heartbeat and stamps',
+    20_000,
+  );
+
+  for (const args of [['status'], ...['tmux', 'plain', 'json', 'prom'].map((f) => ['status', '--format', f]), ['status', '--state', 'idle,done', '--format', 'plain']]) {
+    // On a loaded machine the heartbeat may run late now and then: such a run rightly takes the
+    // full path, so a run is tried again (at most three times) right after a fresh heartbeat.
+    let fast = { stdout: '', files: [] as string[] };
+    for (let i = 0; i < 3; i++) {
+      await waitFor(() => Date.now() - heartbeat() < 1000, 'a fresh heartbeat', 10_000);
+      fast = await traced([...server, ...args], env);
+      if (!loadedAny(fast.files, engine)) break;
+    }
+    expect(fast.files, args.join(' ')).toContain(quick);
+    expect(loadedAny(fast.files, engine), args.join(' ')).toBe(false);
+    expect(loadedAny(fast.files, manifests)).toBe(false);
+    const full = await tma([...server, ...args], { env: { ...env, TMA_QUICK_STATUS: '0' } });
+    expect(full.code, full.stderr).toBe(0);
+    expect(steady(fast.stdout), args.join(' ')).toBe(steady(full.stdout));
+  }
+  const plain = await tma([...server, 'status', '--format', 'plain'], { env });
+  expect(plain.stdout).toBe('B1 I#1\n');
+
+  // The hub and its collector stop: once the heartbeat is older than the window, status looks for itself.
+  collector.kill('SIGKILL');
+  collector = null;
+  t.tmux('set-option', '-s', '@tma_collector_at', String(Date.now() - 10_000));
+  const stale = await traced([...server, 'status', '--format', 'plain'], env);
+  expect(loadedAny(stale.files, engine)).toBe(true);
+  expect(loadedAny(stale.files, manifests)).toBe(true);
+  expect(stale.stdout).toBe('B1 I#1\n');
+
+  // The declined quick read is the full path's first read: tmux lists the panes once per run.
+  const calls = join(t.dir, 'tmux-calls');
+  const counted = join(t.dir, 'tmux-counted');
+  writeFileSync(counted, `#!/bin/sh\necho "$*" >> '${calls}'\nexec tmux "$@"\n`, { mode: 0o755 });
+  writeFileSync(calls, '');
+  expect((await tma([...server, 'status', '--format', 'plain'], { env: { ...env, TMA_TMUX_BIN: counted } })).stdout).toBe('B1 I#1\n');
+  expect(readFileSync(calls, 'utf8').split('\n').filter((l) => l.includes('list-panes'))).toHaveLength(1);
+
+  t.tmux('set-option', '-s', '-u', '@tma_collector_at');
+  const absent = await traced([...server, 'status', '--format', 'plain'], env);
+  expect(loadedAny(absent.files, engine)).toBe(true);
+  expect(absent.stdout).toBe('B1 I#1\n');
+}, 90_000);

@@ -18,7 +18,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
-import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks';
+import { PerformanceObserver, constants as perfConstants, monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import type { HubConfig } from '../hub/config.js';
@@ -103,8 +103,12 @@ async function main(): Promise<void> {
     flushCpuMs.push((d.user + d.system) / 1000);
   };
   let gcMs: number[] = [];
+  let majorGcMs: number[] = [];
   new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) gcMs.push(e.duration);
+    for (const e of list.getEntries()) {
+      gcMs.push(e.duration);
+      if (((e as unknown as { detail?: { kind?: number } }).detail)?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) majorGcMs.push(e.duration);
+    }
   }).observe({ entryTypes: ['gc'] });
   while (hub.store.hostMetrics().reduce((a, h) => a + h.rows, 0) < n * PANES) await new Promise((r) => setTimeout(r, 50));
   const rows = n * PANES;
@@ -117,7 +121,7 @@ async function main(): Promise<void> {
   console.log('offered/sent/applied: rows per second (asked of the generators, sent by them, applied by the hub); hub CPU: share of one core; ms/1k: hub CPU ms per 1,000 rows applied (load-independent)');
   console.log('RSS: the phase\'s peak; heap/ext: V8 heap committed and memory outside it (buffers, sockets) at that peak');
   console.log('edge/changes: send → arrival at one sampling stream per mode and process; hub loop: the hub\'s event-loop delay p99/max ms over the phase;');
-  console.log('  flush: the hub\'s synchronous time per stream flush p99/max ms (count); gc: the hub\'s GC pauses total/max ms; samplers loop: the subscriber processes\' event-loop delay p99/max ms');
+  console.log('  flush: the hub\'s synchronous time per stream flush p99/max ms (count); gc: the hub\'s GC pauses total/max ms, and its mark-compacts; samplers loop: the subscriber processes\' event-loop delay p99/max ms');
   console.log('/v1/agents: full reads over HTTP while updates flow, from a process of their own: lean = node:http counting bytes, curl = curl\'s time_total;');
   console.log('  stringify: a bare JSON.stringify of the same rows; floor: the same bytes from a bare node:http server in another process (lean/curl), the loopback and client floor');
   console.log('offered    sent  subscribers              applied  hub CPU  ms/1k  RSS MB  heap/ext MB  edge p50/p99 ms  changes p50/p99 ms  hub loop p99/max  dropped');
@@ -132,6 +136,7 @@ async function main(): Promise<void> {
     flushMs = [];
     flushCpuMs = [];
     gcMs = [];
+    majorGcMs = [];
     const applied0 = hub.metrics.framesApplied;
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
@@ -157,6 +162,7 @@ async function main(): Promise<void> {
     const flushes = [...flushMs];
     const flushCpu = [...flushCpuMs];
     const gcs = [...gcMs];
+    const majors = [...majorGcMs];
     clearInterval(rssTimer);
     await new Promise((r) => setTimeout(r, 300));
     const reps = (await Promise.all(subProcs.map((s) => ask(s, { cmd: 'close' })))) as unknown as { events: number[]; changes: number[]; closedEarly: number; loopP99: number; loopMax: number }[];
@@ -176,7 +182,7 @@ async function main(): Promise<void> {
     const p50 = (x: number[]) => pct(x, 0.5);
     const lean = p50(agents.lean);
     console.log(
-      `         flush p99/max ${f(pct(flushes, 0.99))}/${f(Math.max(...flushes))} ms wall, ${f(pct(flushCpu, 0.99))}/${f(Math.max(...flushCpu))} ms CPU (${flushes.length}); gc ${f(gcs.reduce((a, b) => a + b, 0))}/${f(Math.max(...gcs))} ms; ` +
+      `         flush p99/max ${f(pct(flushes, 0.99))}/${f(Math.max(...flushes))} ms wall, ${f(pct(flushCpu, 0.99))}/${f(Math.max(...flushCpu))} ms CPU (${flushes.length} flushes, the longest is no. ${flushes.indexOf(Math.max(...flushes)) + 1}); gc ${f(gcs.reduce((a, b) => a + b, 0))}/${f(Math.max(...gcs))} ms, ${majors.length} major (max ${f(Math.max(...majors))} ms); ` +
         `samplers loop p99/max ${f(Math.max(...reps.map((r) => r.loopP99)))}/${f(Math.max(...reps.map((r) => r.loopMax)))} ms`,
     );
     if (reads === 0) return { applied };

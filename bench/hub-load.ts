@@ -4,8 +4,7 @@
 // token counter and send time into that text. Several rows of one host travel in one delta frame,
 // as a collector's cycle sends them, and the rate counts rows, not frames.
 
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { WebSocket } from 'ws';
 import { HEARTBEAT_MS } from '../shared/protocol.js';
 import { protocolRowObject, type ProtocolRow } from '../shared/row.js';
@@ -115,26 +114,18 @@ export async function generator(o: GeneratorStart): Promise<void> {
   });
 }
 
-/** Ms to fetch `body` from a bare node:http server: what moving those bytes costs without the hub. */
-async function bareFetch(body: Buffer): Promise<number> {
-  const server = createServer((_req, res) => res.end(body));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  try {
-    const t = performance.now();
-    const r = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { headers: { connection: 'close' } });
-    await r.text();
-    return performance.now() - t;
-  } finally {
-    server.close();
-  }
-}
-
-/** Subscribers (and /v1/agents readers) in one process; only one stream per mode samples latency. */
+/**
+ * Subscribers in one process; only one stream per mode samples latency. Nothing heavy runs here
+ * (the `/v1/agents` reads have a process of their own, bench/hub-reader.ts), and the process's own
+ * event-loop delay is reported so a stall of the sampler shows as such, not as the hub's.
+ */
 export async function subscribers(url: string, token: string): Promise<void> {
   let open: { ws: WebSocket; mode: string }[] = [];
   const lat: Record<string, number[]> = { events: [], changes: [] };
   let closedEarly = 0;
   const sampler = new Map<string, WebSocket>();
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
   const connect = (mode: string) =>
     new Promise<void>((resolve, reject) => {
       const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/v1/subscribe?mode=${mode}`, { headers: { authorization: `Bearer ${token}` }, perMessageDeflate: false });
@@ -169,34 +160,15 @@ export async function subscribers(url: string, token: string): Promise<void> {
       lat.events = [];
       lat.changes = [];
       closedEarly = 0;
+      loop.reset();
       process.send!({ ok: true });
-    } else if (m.cmd === 'agents') {
-      // Full reads over HTTP, each beside a bare JSON.stringify of the rows it returned (same machine, same moment).
-      const ms: number[] = [];
-      const base: number[] = [];
-      const floor: number[] = [];
-      for (let i = 0; i < 3; i++) {
-        await new Promise((r) => setTimeout(r, 40));
-        const t = performance.now();
-        try {
-          const r = await fetch(`${url}/v1/agents`, { headers: { authorization: `Bearer ${token}`, connection: 'close' } });
-          const body = await r.text();
-          ms.push(performance.now() - t);
-          const agents = (JSON.parse(body) as { agents: unknown[] }).agents;
-          const t2 = performance.now();
-          JSON.stringify({ schema: 1, agents });
-          base.push(performance.now() - t2);
-          floor.push(await bareFetch(Buffer.from(body)));
-        } catch {
-          // A loaded machine can lose a request to a socket race; the figure is the ones that completed.
-        }
-      }
-      process.send!({ ms, base, floor });
     } else if (m.cmd === 'close') {
       const report = {
         events: [...lat.events!],
         changes: [...lat.changes!],
         closedEarly,
+        loopP99: loop.percentile(99) / 1e6,
+        loopMax: loop.max / 1e6,
       };
       for (const o of open) o.ws.close(1000);
       open = [];

@@ -1,9 +1,12 @@
 // Hub throughput, memory and read latency while people watch it, each figure beside a baseline
 // from the same run. Build first, then run:
-//   npm run build && node --expose-gc dist/bench/hub.js [--short] [--collectors=1000] [--secs=5] [--gens=3] [--batch=N] [--share=0.1] [--rates=5000,…]
+//   npm run build && node --expose-gc dist/bench/hub.js [--short] [--collectors=1000] [--secs=5] [--gens=3] [--batch=N] [--share=0.1] [--rates=5000,…] [--reads=3]
 // This process runs only the hub, so its CPU and RSS are the hub's. `--gens` child processes play
-// the collectors over real WebSockets (bench/hub-load.ts), two more hold the subscribers and time
-// `/v1/agents` over HTTP. Each row update carries its send time in `repo`, so a subscriber measures
+// the collectors over real WebSockets (bench/hub-load.ts), two more hold the subscribers (nothing
+// heavy runs beside the latency samplers), and one more reads `/v1/agents` over HTTP with a lean
+// node:http client and with curl, beside the same bytes from a bare server (bench/hub-reader.ts).
+// Beside each edge figure: the hub's own event-loop delay, its flush times and GC pauses, and the
+// samplers' event-loop delay, so a late edge can be told apart as the hub's or the reader's. Each row update carries its send time in `repo`, so a subscriber measures
 // send → edge on one clock. Rates count rows. Rows of one host share a delta frame as a collector's
 // cycle sends them: by default each host sends about one frame a second (rate ÷ hosts rows, 1–20);
 // `--batch=N` fixes the rows per frame instead.
@@ -15,12 +18,15 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
+import { PerformanceObserver, constants as perfConstants, monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import type { HubConfig } from '../hub/config.js';
 import { startHub } from '../hub/server.js';
+import { StreamHub } from '../hub/streams.js';
 import { hubCosts } from './hub-costs.js';
 import { PANES, generator, pct, subscribers, type GeneratorStart } from './hub-load.js';
+import { bareServer, reader, type AgentsReport } from './hub-reader.js';
 
 type Msg = Record<string, unknown>;
 const ask = (child: ChildProcess, m: Msg) =>
@@ -50,6 +56,7 @@ async function main(): Promise<void> {
   const fixedBatch = flag('batch', 0);
   const batchAt = (rate: number) => Math.min(PANES, Math.max(1, fixedBatch || Math.round(rate / n)));
   const share = flag('share', 0.1);
+  const reads = flag('reads', 3);
   const hosts = Array.from({ length: n }, (_, i) => ({ host: `c${i}`, token: randomBytes(16).toString('hex') }));
   const viewer = randomBytes(16).toString('hex');
   const config: HubConfig = {
@@ -73,12 +80,36 @@ async function main(): Promise<void> {
   };
   const genProcs = Array.from({ length: gens }, () => spawn('--generator'));
   const subProcs = [spawn('--subscribers'), spawn('--subscribers')];
+  const readerProc = spawn('--reader');
   await Promise.all(
     genProcs.map((g, i) =>
       ask(g, { url: hub.url, hosts: hosts.filter((_, k) => k % gens === i), share } satisfies GeneratorStart as unknown as Msg),
     ),
   );
-  await Promise.all(subProcs.map((s) => ask(s, { url: hub.url, token: viewer })));
+  await Promise.all([...subProcs, readerProc].map((s) => ask(s, { url: hub.url, token: viewer })));
+  // The hub's own view of the phase: event-loop delay, each flush's synchronous time, GC pauses.
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
+  let flushMs: number[] = [];
+  let flushCpuMs: number[] = [];
+  const proto = StreamHub.prototype as unknown as { flush: () => void };
+  const flushWork = proto.flush;
+  proto.flush = function timedFlush(this: unknown) {
+    const t = performance.now();
+    const c = process.cpuUsage();
+    flushWork.call(this);
+    flushMs.push(performance.now() - t);
+    const d = process.cpuUsage(c);
+    flushCpuMs.push((d.user + d.system) / 1000);
+  };
+  let gcMs: number[] = [];
+  let majorGcMs: number[] = [];
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      gcMs.push(e.duration);
+      if (((e as unknown as { detail?: { kind?: number } }).detail)?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) majorGcMs.push(e.duration);
+    }
+  }).observe({ entryTypes: ['gc'] });
   while (hub.store.hostMetrics().reduce((a, h) => a + h.rows, 0) < n * PANES) await new Promise((r) => setTimeout(r, 50));
   const rows = n * PANES;
   const memLoaded = memory();
@@ -89,9 +120,11 @@ async function main(): Promise<void> {
   console.log('');
   console.log('offered/sent/applied: rows per second (asked of the generators, sent by them, applied by the hub); hub CPU: share of one core; ms/1k: hub CPU ms per 1,000 rows applied (load-independent)');
   console.log('RSS: the phase\'s peak; heap/ext: V8 heap committed and memory outside it (buffers, sockets) at that peak');
-  console.log('/v1/agents: a full read over HTTP from another process while updates flow; stringify: a bare JSON.stringify of the same rows, timed next to it;');
-  console.log('  transfer: the same bytes fetched from a bare node:http server in the reader\'s process (the loopback and client floor)');
-  console.log('offered    sent  subscribers              applied  hub CPU  ms/1k  RSS MB  heap/ext MB  edge p50/p99 ms  changes p50/p99 ms  /v1/agents ms  stringify ms  ratio  transfer ms  dropped');
+  console.log('edge/changes: send → arrival at one sampling stream per mode and process; hub loop: the hub\'s event-loop delay p99/max ms over the phase;');
+  console.log('  flush: the hub\'s synchronous time per stream flush p99/max ms (count); gc: the hub\'s GC pauses total/max ms, and its mark-compacts; samplers loop: the subscriber processes\' event-loop delay p99/max ms');
+  console.log('/v1/agents: full reads over HTTP while updates flow, from a process of their own: lean = node:http counting bytes, curl = curl\'s time_total;');
+  console.log('  stringify: a bare JSON.stringify of the same rows; floor: the same bytes from a bare node:http server in another process (lean/curl), the loopback and client floor');
+  console.log('offered    sent  subscribers              applied  hub CPU  ms/1k  RSS MB  heap/ext MB  edge p50/p99 ms  changes p50/p99 ms  hub loop p99/max  dropped');
 
   const dropped = () => [...hub.metrics.subscribersDropped.values()].reduce((a, b) => a + b, 0);
   async function phase(rate: number, mix: Record<string, number>): Promise<{ applied: number }> {
@@ -99,6 +132,11 @@ async function main(): Promise<void> {
     const half = (k: number, i: number) => (i === 0 ? Math.ceil(k / 2) : Math.floor(k / 2));
     await Promise.all(subProcs.map((s, i) => ask(s, { cmd: 'open', mix: Object.fromEntries(Object.entries(mix).map(([m, k]) => [m, half(k, i)])) })));
     const d0 = dropped();
+    loop.reset();
+    flushMs = [];
+    flushCpuMs = [];
+    gcMs = [];
+    majorGcMs = [];
     const applied0 = hub.metrics.framesApplied;
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
@@ -109,19 +147,25 @@ async function main(): Promise<void> {
     }, 100);
     const batch = batchAt(rate);
     const sending = Promise.all(genProcs.map((g) => ask(g, { rate: rate / gens, secs, batch })));
-    await new Promise((r) => setTimeout(r, (secs * 1000) / 3));
+    await new Promise((r) => setTimeout(r, (secs * 1000) / 5));
     // Reads go on while updates flow; the rate and CPU are taken over the sending window only.
-    const reading = ask(subProcs[0]!, { cmd: 'agents' }) as Promise<{ ms: number[]; base: number[]; floor: number[] }>;
+    const reading = ask(readerProc, { cmd: 'agents', rounds: reads }) as unknown as Promise<AgentsReport>;
     const sent = (await sending) as unknown as { rows: number; secs: number }[];
+    const sendingEnded = Date.now();
     const sentFrames = sent.reduce((a, s) => a + s.rows / batch, 0);
     const deadline = Date.now() + 3000;
     while (hub.metrics.framesApplied - applied0 < sentFrames && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     const wall = (performance.now() - t0) / 1000;
     const c = process.cpuUsage(cpu0);
     const agents = await reading;
+    const hubLoop = `${(loop.percentile(99) / 1e6).toFixed(0)}/${(loop.max / 1e6).toFixed(0)}`;
+    const flushes = [...flushMs];
+    const flushCpu = [...flushCpuMs];
+    const gcs = [...gcMs];
+    const majors = [...majorGcMs];
     clearInterval(rssTimer);
     await new Promise((r) => setTimeout(r, 300));
-    const reps = (await Promise.all(subProcs.map((s) => ask(s, { cmd: 'close' })))) as unknown as { events: number[]; changes: number[]; closedEarly: number }[];
+    const reps = (await Promise.all(subProcs.map((s) => ask(s, { cmd: 'close' })))) as unknown as { events: number[]; changes: number[]; closedEarly: number; loopP99: number; loopMax: number }[];
     const ev = reps.flatMap((r) => r.events);
     const ch = reps.flatMap((r) => r.changes);
     const appliedRows = (hub.metrics.framesApplied - applied0) * batch;
@@ -129,13 +173,25 @@ async function main(): Promise<void> {
     const cpu = (c.user + c.system) / 1e6 / wall;
     const name = Object.entries(mix).filter(([, k]) => k > 0).map(([m, k]) => `${k} ${m}`).join(' + ') || 'none';
     const lat = (x: number[]) => (x.length ? `${pct(x, 0.5).toFixed(0)}/${pct(x, 0.99).toFixed(0)}` : '-');
-    const am = pct(agents.ms, 0.5);
-    const bm = pct(agents.base, 0.5);
-    const fm = pct(agents.floor, 0.5);
     const cpuPerK = ((c.user + c.system) / 1e3 / Math.max(1, appliedRows)) * 1000;
+    const f = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : '-');
     console.log(
       `${String(rate).padEnd(9)}${(sent.reduce((a, x) => a + x.rows, 0) / secs).toFixed(0).padStart(6)}  ${name.padEnd(25)}${applied.toFixed(0).padStart(7)}  ${(cpu * 100).toFixed(0).padStart(6)}%  ${cpuPerK.toFixed(0).padStart(5)}  ${mb(peak.rss).padStart(6)}  ${`${mb(peak.heapTotal)}/${mb(peak.external)}`.padStart(11)}  ` +
-        `${lat(ev).padStart(15)}  ${lat(ch).padStart(18)}  ${am.toFixed(1).padStart(13)}  ${bm.toFixed(1).padStart(12)}  ${(am / bm).toFixed(2).padStart(5)}  ${fm.toFixed(1).padStart(11)}  ${Math.max(dropped() - d0, reps.reduce((a, r) => a + r.closedEarly, 0))}`,
+        `${lat(ev).padStart(15)}  ${lat(ch).padStart(18)}  ${hubLoop.padStart(16)}  ${Math.max(dropped() - d0, reps.reduce((a, r) => a + r.closedEarly, 0))}`,
+    );
+    const p50 = (x: number[]) => pct(x, 0.5);
+    const lean = p50(agents.lean);
+    console.log(
+      `         flush p99/max ${f(pct(flushes, 0.99))}/${f(Math.max(...flushes))} ms wall, ${f(pct(flushCpu, 0.99))}/${f(Math.max(...flushCpu))} ms CPU (${flushes.length} flushes, the longest is no. ${flushes.indexOf(Math.max(...flushes)) + 1}); gc ${f(gcs.reduce((a, b) => a + b, 0))}/${f(Math.max(...gcs))} ms, ${majors.length} major (max ${f(Math.max(...majors))} ms); ` +
+        `samplers loop p99/max ${f(Math.max(...reps.map((r) => r.loopP99)))}/${f(Math.max(...reps.map((r) => r.loopMax)))} ms`,
+    );
+    if (reads === 0) return { applied };
+    console.log(
+      `         /v1/agents (${(agents.bytes / 1e6).toFixed(1)} MB, median of ${agents.lean.length}): lean ${lean.toFixed(0)} ms, curl ${p50(agents.curl).toFixed(0)} ms; ` +
+        `stringify ${p50(agents.stringify).toFixed(0)} ms (lean ×${(lean / p50(agents.stringify)).toFixed(2)}); ` +
+        `floor lean ${p50(agents.floorLean).toFixed(0)} ms (×${(lean / p50(agents.floorLean)).toFixed(2)}), floor curl ${p50(agents.floorCurl).toFixed(0)} ms (curl ×${(p50(agents.curl) / p50(agents.floorCurl)).toFixed(2)})` +
+        (agents.failed ? `; ${agents.failed} failed` : '') +
+        (agents.endedAt > sendingEnded ? `; the reads ended ${agents.endedAt - sendingEnded} ms after the updates stopped` : ''),
     );
     return { applied };
   }
@@ -148,7 +204,7 @@ async function main(): Promise<void> {
   }
   let best = 0;
   const ratesArg = process.argv.find((a) => a.startsWith('--rates='));
-  const rates = ratesArg ? ratesArg.slice(8).split(',').map(Number) : short ? [20_000] : [5000, 10_000, 20_000, 30_000, 40_000];
+  const rates = ratesArg ? ratesArg.slice(8).split(',').filter(Boolean).map(Number) : short ? [20_000] : [5000, 10_000, 20_000, 30_000, 40_000];
   for (const rate of rates) {
     const r = await phase(rate, target);
     if (r.applied >= rate * 0.95) best = rate;
@@ -172,6 +228,16 @@ if (role === '--costs') {
     });
   });
   process.on('disconnect', () => process.exit(0));
+} else if (role === '--reader') {
+  process.once('message', (m: { url: string; token: string }) => {
+    reader(fileURLToPath(import.meta.url), m.url, m.token).catch((e: unknown) => {
+      console.error(e);
+      process.exit(1);
+    });
+  });
+  process.on('disconnect', () => process.exit(0));
+} else if (role === '--bare') {
+  bareServer(process.argv[3]!);
 } else if (role === '--subscribers') {
   process.once('message', (m: { url: string; token: string }) => {
     subscribers(m.url, m.token).catch((e: unknown) => {

@@ -1,0 +1,145 @@
+// The page under a flood, in a real browser (Debian's chromium driven by playwright-core): a hub
+// with a small send backlog limit, a fake collector flooding it with row changes over a real
+// WebSocket, and a page whose main thread stops taking the stream (held in the debugger) while the
+// flood goes on. The hub must pause that reader rather than buffer for it, and once the page reads
+// again hand it a fresh document, after which the page is the hub's fleet again, order included.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ProtocolRow } from '../../shared/row.js';
+import { EPOCH_A, FakeCollector, protoRow, until } from '../support/hub-fake-collector.js';
+import { TOKENS, startTestHub, type TestHub } from '../support/hub-harness.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const T0 = Date.now() - 4 * 60_000;
+/** Rows on the flooded host: enough that a few hundred milliseconds of changes fill the backlog. */
+const ROWS = 300;
+/** The hub's send backlog limit for this test: small, so loopback and browser buffers fill fast. */
+const BACKLOG = 64 * 1024;
+
+let tmp: string;
+let browser: Browser;
+let hub: TestHub | null = null;
+let context: BrowserContext | null = null;
+let fc: FakeCollector | null = null;
+let beat: NodeJS.Timeout | null = null;
+
+beforeAll(async () => {
+  tmp = mkdtempSync(join(tmpdir(), 'tma-web-behind-'));
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run',
+    ],
+    env: { ...process.env, HOME: tmp, XDG_CONFIG_HOME: join(tmp, 'config'), XDG_CACHE_HOME: join(tmp, 'cache'), XDG_DATA_HOME: join(tmp, 'data') },
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+afterEach(async () => {
+  await context?.close();
+  context = null;
+  if (beat) clearInterval(beat);
+  beat = null;
+  fc?.ws.terminate();
+  fc = null;
+  await hub?.close();
+  hub = null;
+});
+
+/** Long enough that each changes line weighs something, short of any limit on row text. */
+const SUMMARY = 'x'.repeat(160);
+const STATES = ['working', 'blocked', 'idle'] as const;
+
+function floodRow(i: number, round: number, over: Partial<ProtocolRow> = {}): ProtocolRow {
+  const state = STATES[(i + round) % STATES.length]!;
+  return protoRow({
+    host: 'build1', pane: `%${i}`, state, detail: state === 'blocked' ? 'permission' : null, locator: `s${i % 7}:${i}.0`,
+    since: T0 + round, since_ms: T0 + round, episode_ms: T0 + round, stamped_at_ms: T0 + round,
+    pending_summary: `${round} ${SUMMARY}`, ...over,
+  });
+}
+
+/** Every row the page shows, in page order, against the hub's document in fleet order. */
+const shown = (page: Page) =>
+  page.locator('#hosts .agent-row').evaluateAll((rs) => rs.map((r) => `${r.getAttribute('data-host')}/${r.getAttribute('data-pane')}/${r.getAttribute('data-class')}`));
+async function hubRows(): Promise<string[]> {
+  const doc = (await (await hub!.get('/v1/agents')).json()) as { agents: { host: string; pane: string; state: string; attention: boolean }[] };
+  const cls = (a: { state: string; attention: boolean }) => (a.state === 'idle' && a.attention ? 'done' : a.state);
+  return doc.agents.map((a) => `${a.host}/${a.pane}/${cls(a)}`);
+}
+
+const heapBytes = async (cdp: CDPSession) => {
+  await cdp.send('HeapProfiler.collectGarbage');
+  const { metrics } = await cdp.send('Performance.getMetrics');
+  return metrics.find((m) => m.name === 'JSHeapUsedSize')!.value;
+};
+
+const logged = (msg: string) => hub!.logLines.filter((l) => l.includes(`"msg":"${msg}"`)).length;
+
+describe('web page: falling behind', () => {
+  it('is paused by the hub while it does not read, then catches up from a fresh document and equals /v1/agents', async () => {
+    hub = await startTestHub({ heartbeatMs: 1000, subscriberMaxBufferedBytes: BACKLOG, sseDrainTimeoutMs: 2000 });
+    fc = await FakeCollector.connect(hub.url, TOKENS.build1);
+    const link = fc;
+    beat = setInterval(() => link.heartbeat(), 250);
+    fc.send({ type: 'hello', protocol: 1, host: 'build1', collector_version: '0.1.0-test', epoch: EPOCH_A, actions_allowed: ['approve'] });
+    await fc.next((f) => f.type === 'welcome');
+    let seq = 1;
+    fc.snapshot(seq, Array.from({ length: ROWS }, (_, i) => floodRow(i, 0)));
+    await until(() => (hub!.store.rows().length === ROWS ? true : undefined));
+
+    context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+    const page = await context.newPage();
+    await page.goto(`${hub.url}/#token=${TOKENS.viewer}`);
+    await expect.poll(() => page.locator('#mode').getAttribute('data-mode')).toBe('live');
+    await expect.poll(() => shown(page), { timeout: 10_000 }).toEqual(await hubRows());
+
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Performance.enable');
+    const heapBefore = await heapBytes(cdp);
+
+    // The page stops reading: its main thread is held in the debugger (the page's one-second
+    // ticker runs script soon, which is where it stops).
+    await cdp.send('Debugger.enable');
+    const paused = new Promise<void>((resolve) => cdp.once('Debugger.paused', () => resolve()));
+    await cdp.send('Debugger.pause');
+    await paused;
+
+    // Flood: every row changes each round, until the hub says it paused the page's stream.
+    let round = 0;
+    const deadline = Date.now() + 20_000;
+    while (logged('subscriber behind; paused until it catches up') === 0) {
+      if (Date.now() > deadline) throw new Error(`hub never paused the page after ${round} rounds`);
+      round += 1;
+      for (let i = 0; i < ROWS; i += 50) fc.delta(++seq, Array.from({ length: 50 }, (_, k) => floodRow(i + k, round)));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(logged('subscriber caught up; fresh document sent')).toBe(0);
+    // What changes while the page is paused reaches it only through the fresh document: every
+    // row ends "done", a class the flood never used, and a third of them leave.
+    const finalRows = Array.from({ length: ROWS }, (_, i) => floodRow(i, round + 1, { state: 'idle', attention: true, done: true }));
+    fc.delta(++seq, finalRows.filter((_, i) => i % 3 !== 0), finalRows.filter((_, i) => i % 3 === 0).map((r) => r.pane));
+    await until(() => (hub!.store.rows().length === ROWS - ROWS / 3 ? true : undefined));
+
+    await cdp.send('Debugger.resume');
+    await until(() => (logged('subscriber caught up; fresh document sent') > 0 ? true : undefined), 20_000, 50);
+    await expect.poll(() => shown(page), { timeout: 15_000 }).toEqual(await hubRows());
+    expect(await page.locator('#mode').getAttribute('data-mode')).toBe('live');
+    // It was the stream, not the polling fallback, that brought the page back.
+    expect(logged('subscriber joined')).toBe(1);
+
+    // The page holds the fleet, not the flood it missed.
+    const heapAfter = await heapBytes(cdp);
+    expect(heapAfter).toBeLessThan(heapBefore + 4 * 1024 * 1024);
+  });
+});

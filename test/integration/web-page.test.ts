@@ -120,7 +120,7 @@ describe('web page: serving', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
     expect(await res.text()).toContain('/web/page.js');
-    for (const asset of ['page.js', 'feed.js', 'changes.js', 'view.js', 'format.js', 'order.js', 'confirm.js', 'attention.js', 'page.css']) {
+    for (const asset of ['page.js', 'feed.js', 'changes.js', 'view.js', 'format.js', 'order.js', 'confirm.js', 'attention.js', 'frame.js', 'page.css']) {
       const a = await fetch(`${hub.url}/web/${asset}`);
       expect(a.status, asset).toBe(200);
     }

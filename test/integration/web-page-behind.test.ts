@@ -3,6 +3,8 @@
 // WebSocket, and a page whose main thread stops taking the stream (held in the debugger) while the
 // flood goes on. The hub must pause that reader rather than buffer for it, and once the page reads
 // again hand it a fresh document, after which the page is the hub's fleet again, order included.
+// And a page too slow for the flood (its CPU throttled) applies every line but redraws once per
+// frame, not once per line.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -86,17 +88,39 @@ const heapBytes = async (cdp: CDPSession) => {
 
 const logged = (msg: string) => hub!.logLines.filter((l) => l.includes(`"msg":"${msg}"`)).length;
 
+/** Count the page's redraws (FleetView.render) and applied lines (FleetMirror.apply) as served. */
+async function countCalls(page: Page): Promise<() => Promise<{ renders: number; lines: number }>> {
+  const wrap = (cls: string, method: string, counter: string) =>
+    `\n{ const f = ${cls}.prototype.${method}; ${cls}.prototype.${method} = function (...a) { globalThis.${counter} = (globalThis.${counter} ?? 0) + 1; return f.apply(this, a); }; }\n`;
+  for (const [file, cls, method, counter] of [['view.js', 'FleetView', 'render', '__renders'], ['changes.js', 'FleetMirror', 'apply', '__lines']] as const) {
+    await page.route(`**/web/${file}`, async (r) => {
+      const res = await r.fetch();
+      await r.fulfill({ response: res, body: (await res.text()) + wrap(cls, method, counter) });
+    });
+  }
+  return async () => {
+    const [renders, lines] = (await page.evaluate('[globalThis.__renders ?? 0, globalThis.__lines ?? 0]')) as [number, number];
+    return { renders, lines };
+  };
+}
+
+async function floodHost(rows: number): Promise<{ link: FakeCollector; seq: number }> {
+  fc = await FakeCollector.connect(hub!.url, TOKENS.build1);
+  const link = fc;
+  beat = setInterval(() => link.heartbeat(), 250);
+  fc.send({ type: 'hello', protocol: 1, host: 'build1', collector_version: '0.1.0-test', epoch: EPOCH_A, actions_allowed: ['approve'] });
+  await fc.next((f) => f.type === 'welcome');
+  fc.snapshot(1, Array.from({ length: rows }, (_, i) => floodRow(i, 0)));
+  await until(() => (hub!.store.rows().length === rows ? true : undefined));
+  return { link, seq: 1 };
+}
+
 describe('web page: falling behind', () => {
   it('is paused by the hub while it does not read, then catches up from a fresh document and equals /v1/agents', async () => {
     hub = await startTestHub({ heartbeatMs: 1000, subscriberMaxBufferedBytes: BACKLOG, sseDrainTimeoutMs: 2000 });
-    fc = await FakeCollector.connect(hub.url, TOKENS.build1);
-    const link = fc;
-    beat = setInterval(() => link.heartbeat(), 250);
-    fc.send({ type: 'hello', protocol: 1, host: 'build1', collector_version: '0.1.0-test', epoch: EPOCH_A, actions_allowed: ['approve'] });
-    await fc.next((f) => f.type === 'welcome');
-    let seq = 1;
-    fc.snapshot(seq, Array.from({ length: ROWS }, (_, i) => floodRow(i, 0)));
-    await until(() => (hub!.store.rows().length === ROWS ? true : undefined));
+    const flood = await floodHost(ROWS);
+    const link = flood.link;
+    let seq = flood.seq;
 
     context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
     const page = await context.newPage();
@@ -121,14 +145,14 @@ describe('web page: falling behind', () => {
     while (logged('subscriber behind; paused until it catches up') === 0) {
       if (Date.now() > deadline) throw new Error(`hub never paused the page after ${round} rounds`);
       round += 1;
-      for (let i = 0; i < ROWS; i += 50) fc.delta(++seq, Array.from({ length: 50 }, (_, k) => floodRow(i + k, round)));
+      for (let i = 0; i < ROWS; i += 50) link.delta(++seq, Array.from({ length: 50 }, (_, k) => floodRow(i + k, round)));
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(logged('subscriber caught up; fresh document sent')).toBe(0);
     // What changes while the page is paused reaches it only through the fresh document: every
     // row ends "done", a class the flood never used, and a third of them leave.
     const finalRows = Array.from({ length: ROWS }, (_, i) => floodRow(i, round + 1, { state: 'idle', attention: true, done: true }));
-    fc.delta(++seq, finalRows.filter((_, i) => i % 3 !== 0), finalRows.filter((_, i) => i % 3 === 0).map((r) => r.pane));
+    link.delta(++seq, finalRows.filter((_, i) => i % 3 !== 0), finalRows.filter((_, i) => i % 3 === 0).map((r) => r.pane));
     await until(() => (hub!.store.rows().length === ROWS - ROWS / 3 ? true : undefined));
 
     await cdp.send('Debugger.resume');
@@ -141,5 +165,34 @@ describe('web page: falling behind', () => {
     // The page holds the fleet, not the flood it missed.
     const heapAfter = await heapBytes(cdp);
     expect(heapAfter).toBeLessThan(heapBefore + 4 * 1024 * 1024);
+  });
+
+  it('applies every line of a flood it is too slow for, but redraws once per frame, and ends equal to /v1/agents', async () => {
+    hub = await startTestHub({ heartbeatMs: 1000 });
+    const rows = 120;
+    const flood = await floodHost(rows);
+    const link = flood.link;
+    let seq = flood.seq;
+    context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+    const page = await context.newPage();
+    const calls = await countCalls(page);
+    await page.goto(`${hub.url}/#token=${TOKENS.viewer}`);
+    await expect.poll(() => shown(page), { timeout: 10_000 }).toEqual(await hubRows());
+    const cdp = await context.newCDPSession(page);
+    // A slow phone: drawing the fleet now takes longer than the hub takes to send the next line.
+    await cdp.send('Emulation.setCPUThrottlingRate', { rate: 8 });
+    const before = await calls();
+    for (let round = 1; round <= 150; round++) {
+      link.delta(++seq, Array.from({ length: 6 }, (_, k) => floodRow((round * 6 + k) % rows, round)));
+      await new Promise((r) => setTimeout(r, 8));
+    }
+    await cdp.send('Emulation.setCPUThrottlingRate', { rate: 1 });
+    await expect.poll(() => shown(page), { timeout: 15_000 }).toEqual(await hubRows());
+    const after = await calls();
+    const lines = after.lines - before.lines;
+    const renders = after.renders - before.renders;
+    expect(lines).toBeGreaterThanOrEqual(20);
+    // Once per line would be `lines` redraws.
+    expect(renders).toBeLessThan(lines / 2);
   });
 });

@@ -4,7 +4,7 @@
 // flood goes on. The hub must pause that reader rather than buffer for it, and once the page reads
 // again hand it a fresh document, after which the page is the hub's fleet again, order included.
 // And a page too slow for the flood (its CPU throttled) applies every line but redraws once per
-// frame, not once per line.
+// frame, not once per line. And a page whose token a hub reload removed says so and stops asking.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,7 @@ import { chromium, type Browser, type BrowserContext, type CDPSession, type Page
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ProtocolRow } from '../../shared/row.js';
 import { EPOCH_A, FakeCollector, protoRow, until } from '../support/hub-fake-collector.js';
-import { TOKENS, startTestHub, type TestHub } from '../support/hub-harness.js';
+import { TOKENS, startTestHub, testConfig, type TestHub } from '../support/hub-harness.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const T0 = Date.now() - 4 * 60_000;
@@ -194,5 +194,31 @@ describe('web page: falling behind', () => {
     expect(lines).toBeGreaterThanOrEqual(20);
     // Once per line would be `lines` redraws.
     expect(renders).toBeLessThan(lines / 2);
+  });
+});
+
+describe('web page: a token a reload removed', () => {
+  it('shows the sign-in with a message saying the hub no longer accepts it, forgets it, and stops asking', async () => {
+    hub = await startTestHub({ heartbeatMs: 1000 });
+    await floodHost(3);
+    context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${hub.url}/#token=${TOKENS.viewer}`);
+    await expect.poll(() => page.locator('#mode').getAttribute('data-mode')).toBe('live');
+    const asked: string[] = [];
+    page.on('request', (r) => asked.push(new URL(r.url()).pathname));
+
+    // vic is no longer a client: the reload ends vic's open stream, and the token is refused.
+    const config = testConfig();
+    await hub.reload({ ...config, clients: config.clients.filter((c) => c.name !== 'vic') });
+    await expect.poll(() => page.locator('#login').isVisible(), { timeout: 10_000 }).toBe(true);
+    expect(await page.locator('#login-error').textContent()).toBe('The hub no longer accepts this token.');
+    expect(await page.evaluate(`localStorage.getItem('tma-fleet-token')`)).toBeNull();
+    expect(await page.locator('#fleet').isVisible()).toBe(false);
+    // No silent retrying behind the sign-in form.
+    const settled = asked.length;
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(asked.slice(settled)).toEqual([]);
+    expect(asked.filter((p) => p.startsWith('/v1/'))).not.toHaveLength(0);
   });
 });

@@ -9,13 +9,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ProtocolRow } from '../../shared/row.js';
 import { EPOCH_A, FakeCollector, protoRow, until } from '../support/hub-fake-collector.js';
+import { launchPageBrowser } from '../support/page-browser.js';
 import { TOKENS, startTestHub, testConfig, type TestHub } from '../support/hub-harness.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const T0 = Date.now() - 4 * 60_000;
 /** Rows on the flooded host: enough that a few hundred milliseconds of changes fill the backlog. */
 const ROWS = 300;
@@ -31,15 +31,7 @@ let beat: NodeJS.Timeout | null = null;
 
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'tma-web-behind-'));
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run',
-    ],
-    env: { ...process.env, HOME: tmp, XDG_CONFIG_HOME: join(tmp, 'config'), XDG_CACHE_HOME: join(tmp, 'cache'), XDG_DATA_HOME: join(tmp, 'data') },
-  });
+  browser = await launchPageBrowser(tmp);
 });
 
 afterAll(async () => {

@@ -2,10 +2,11 @@
 // over real WebSockets, and the page open in headless Chromium on the `mode=changes` stream.
 // Per second, it prints the stream lines the page applied, the redraws it made, and its main
 // thread's busy time (CDP Performance metrics), at full speed and with the CPU throttled like a
-// slow phone. The counters are added by wrapping the page's own modules as they are served, so
-// the same bench measures any version of the page.
+// slow phone; first for a baseline, the same page made to draw on every line as it did before,
+// then for the page as served. The counters are added by wrapping the page's own modules as they
+// are served. Page CPU is the renderer processes' CPU time from /proc.
 //
-//   node dist/bench/page.js [updates_per_s=1000] [seconds=8] [rows=2000]
+//   node dist/bench/page.js [updates_per_s=1000] [seconds=6] [rows=500]
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { chromium, type CDPSession, type Page } from 'playwright-core';
@@ -15,8 +16,8 @@ import { startHub } from '../hub/server.js';
 import { atBenchExit } from './scratch-server.js';
 
 const RATE = Number(process.argv[2] ?? 1000);
-const SECONDS = Number(process.argv[3] ?? 8);
-const ROWS = Number(process.argv[4] ?? 2000);
+const SECONDS = Number(process.argv[3] ?? 6);
+const ROWS = Number(process.argv[4] ?? 500);
 const HOSTS = 10;
 const PER_HOST = Math.ceil(ROWS / HOSTS);
 const SERVER = '/tmp/tmux-1000/default';
@@ -47,7 +48,16 @@ async function collector(url: string, host: string): Promise<{ ws: WebSocket; se
 }
 
 /** Counts the page's redraws (FleetView.render) and applied stream lines (FleetMirror.apply). */
-async function instrument(page: Page): Promise<void> {
+async function instrument(page: Page, perLine: boolean): Promise<void> {
+  // The baseline: the page as it was before it drew once per frame, drawing on every line.
+  if (perLine) {
+    await page.route('**/web/page.js', async (r) => {
+      const res = await r.fetch();
+      const body = await res.text();
+      if (!body.includes('drawSoon.request();')) throw new Error('page.js no longer has the per-frame request this baseline replaces');
+      await r.fulfill({ response: res, body: body.replace('drawSoon.request();', 'draw();') });
+    });
+  }
   const wrap = (cls: string, method: string, counter: string) =>
     `\n{ const f = ${cls}.prototype.${method}; ${cls}.prototype.${method} = function (...a) { globalThis.${counter} = (globalThis.${counter} ?? 0) + 1; ` +
     `const t = performance.now(); try { return f.apply(this, a); } finally { globalThis.${counter}Ms = (globalThis.${counter}Ms ?? 0) + performance.now() - t; } }; }\n`;
@@ -136,12 +146,17 @@ async function main(): Promise<void> {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
   });
   atBenchExit(() => void browser.close());
-  const page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
-  await instrument(page);
-  await page.goto(`${hub.url}/#token=tok-viewer`);
-  while ((await page.locator('#hosts .agent-row').count()) !== PER_HOST * HOSTS) await sleep(200);
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send('Performance.enable');
+  let page!: Page;
+  let cdp!: CDPSession;
+  const open = async (perLine: boolean) => {
+    await page?.close();
+    page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
+    await instrument(page, perLine);
+    await page.goto(`${hub.url}/#token=tok-viewer`);
+    while ((await page.locator('#hosts .agent-row').count()) !== PER_HOST * HOSTS) await sleep(200);
+    cdp = await page.context().newCDPSession(page);
+    await cdp.send('Performance.enable');
+  };
 
   let n = 0;
   const flood = async (seconds: number) => {
@@ -200,6 +215,7 @@ async function main(): Promise<void> {
   };
 
   if (process.env.TMA_PAGE_PROFILE) {
+    await open(false);
     await cdp.send('Profiler.enable');
     await cdp.send('Profiler.start');
     await flood(3);
@@ -214,13 +230,16 @@ async function main(): Promise<void> {
     for (const [k, ms] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`${ms.toFixed(0).padStart(6)} ms  ${k}`);
   }
   console.log(`page bench: ${PER_HOST * HOSTS} rows on ${HOSTS} hosts, ${RATE} row updates/s, ${SECONDS} s per phase, hub coalescing 50 ms`);
-  await phase('full speed', 1);
-  await phase('CPU throttled 4x', 4);
-  // Make sure the page is still the hub's fleet after all that.
-  await sleep(1000);
-  const want = PER_HOST * HOSTS;
-  const have = (await page.evaluate(`document.querySelectorAll('#hosts .agent-row').length`)) as number;
-  console.log(`rows shown ${have} of ${want}`);
+  for (const perLine of [true, false]) {
+    await open(perLine);
+    console.log(perLine ? 'baseline: the same page drawing once per stream line' : 'the page as served: once per frame');
+    await phase('  full speed', 1);
+    await phase('  CPU throttled 4x', 4);
+    // Make sure the page is still the hub's fleet after all that.
+    await sleep(1000);
+    const have = (await page.evaluate(`document.querySelectorAll('#hosts .agent-row').length`)) as number;
+    console.log(`  rows shown ${have} of ${PER_HOST * HOSTS}`);
+  }
   clearInterval(beat);
   for (const l of links) l.ws.terminate();
   await browser.close();

@@ -9,6 +9,7 @@
 //   node dist/bench/page.js [updates_per_s=1000] [seconds=6] [rows=500]
 
 import { readdirSync, readFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import { chromium, type CDPSession, type Page } from 'playwright-core';
 import { pino } from 'pino';
 import WebSocket from 'ws';
@@ -126,6 +127,8 @@ async function sample(page: Page, cdp: CDPSession): Promise<Sample> {
   };
 }
 
+let hubPauses = 0;
+
 async function main(): Promise<void> {
   const hosts = Array.from({ length: HOSTS }, (_, i) => `h${i}`);
   const hub = await startHub({
@@ -133,7 +136,18 @@ async function main(): Promise<void> {
       listen: { host: '127.0.0.1', port: 0 }, staleAfterMs: null, lostAfterMs: 86_400_000,
       collectors: hosts.map((h) => ({ host: h, token: `tok-${h}` })), clients: [{ name: 'bench', token: 'tok-viewer', role: 'viewer' }], ssh: [],
     },
-    logger: pino({ level: 'warn' }),
+    // Kept at info only to count the hub pausing the page's stream (a reader that fell behind).
+    logger: pino(
+      { level: 'info' },
+      new Writable({
+        write(chunk: Buffer, _enc, cb) {
+          const line = String(chunk);
+          if (line.includes('subscriber behind; paused')) hubPauses++;
+          else if (/"level":(4|5)0/.test(line)) process.stderr.write(line);
+          cb();
+        },
+      }),
+    ),
     heartbeatMs: 1000,
   });
   atBenchExit(() => void hub.close());
@@ -186,6 +200,7 @@ async function main(): Promise<void> {
     await cdp.send('Emulation.setCPUThrottlingRate', { rate: throttle });
     await flood(1); // settle into the flood
     const a = await sample(page, cdp);
+    const pausesBefore = hubPauses;
     await flood(SECONDS);
     const b = await sample(page, cdp);
     // How far behind the flood the page was: time until it stops applying lines once the flood ends.
@@ -208,7 +223,7 @@ async function main(): Promise<void> {
       `${label.padEnd(22)} lines/s ${per('lines').toFixed(1).padStart(6)}  redraws/s ${per('renders').toFixed(1).padStart(6)}  ` +
         `in redraws ${(per('renderMs') / 10).toFixed(1).padStart(5)}%  page CPU ${(per('rendererCpu') / 10).toFixed(1).padStart(5)}% ` +
         `(all browser processes ${(per('browserCpu') / 10).toFixed(1)}%)  main thread busy ${(per('task') * 100).toFixed(1).padStart(5)}%  (script ${(per('script') * 100).toFixed(1)}%, layout ${(per('layout') * 100).toFixed(1)}%, ` +
-        `style ${(per('style') * 100).toFixed(1)}%)  heap ${(b.heap / 1e6).toFixed(1)} MB  behind by ${(settled - stopped).toFixed(0)} ms at the end`,
+        `style ${(per('style') * 100).toFixed(1)}%)  heap ${(b.heap / 1e6).toFixed(1)} MB  behind by ${(settled - stopped).toFixed(0)} ms at the end, paused by the hub ${hubPauses - pausesBefore}×`,
     );
     await cdp.send('Emulation.setCPUThrottlingRate', { rate: 1 });
     await sleep(1500);

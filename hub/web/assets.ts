@@ -26,6 +26,7 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/web/order.js': { file: 'order.js', type: 'text/javascript; charset=utf-8' },
   '/web/confirm.js': { file: 'confirm.js', type: 'text/javascript; charset=utf-8' },
   '/web/attention.js': { file: 'attention.js', type: 'text/javascript; charset=utf-8' },
+  '/web/frame.js': { file: 'frame.js', type: 'text/javascript; charset=utf-8' },
 };
 
 /**

@@ -6,7 +6,7 @@
 // exponential backoff and full jitter, so a restarted hub is not hit by every open page in the
 // same instant.
 
-import { sseEvents } from './format.js';
+import { SseSplitter } from './format.js';
 import { FleetMirror } from './changes.js';
 
 const POLL_MS = 2000;
@@ -104,14 +104,12 @@ export function startFeed(token, on) {
       noteClock(res);
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
       const mirror = new FleetMirror();
-      let tail = '';
+      const split = new SseSplitter();
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
         arm();
-        const { events, rest } = sseEvents(tail + value);
-        tail = rest;
-        for (const data of events) {
+        for (const data of split.push(value)) {
           const msg = JSON.parse(data);
           if (stopped) return;
           const doc = mirror.apply(msg);

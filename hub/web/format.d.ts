@@ -56,3 +56,6 @@ export function serverLabel(server: string): string;
 export function newSlot(): string;
 
 export function sseEvents(text: string): { events: string[]; rest: string };
+export class SseSplitter {
+  push(chunk: string): string[];
+}

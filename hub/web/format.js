@@ -156,3 +156,25 @@ export function sseEvents(text) {
   }
   return { events, rest };
 }
+
+/**
+ * `sseEvents` chunk by chunk, in time linear in the stream. A fleet document is one line of many
+ * megabytes arriving in many chunks; re-splitting the whole unfinished tail at every chunk made
+ * each document cost the square of its size (seconds of a frozen page for a large fleet). Chunks
+ * without a line break cannot finish an event, so they are only kept until one comes.
+ */
+export class SseSplitter {
+  constructor() {
+    this.parts = [];
+  }
+
+  /** Feed one decoded chunk; returns the data of the events it finished. */
+  push(chunk) {
+    this.parts.push(chunk);
+    if (!/[\r\n]/.test(chunk)) return [];
+    const { events, rest } = sseEvents(this.parts.join(''));
+    this.parts = rest ? [rest] : [];
+    return events;
+  }
+}
+

@@ -9,6 +9,7 @@ import { FleetView } from './view.js';
 import { Hold } from './order.js';
 import { Confirm } from './confirm.js';
 import { Attention } from './attention.js';
+import { perFrame } from './frame.js';
 
 const TOKEN_KEY = 'tma-fleet-token';
 const MODE_TEXT = { live: 'live', polling: 'stream down — polling', offline: 'hub unreachable — retrying' };
@@ -132,7 +133,11 @@ async function open(token) {
     draw();
   }
 
+  // Stream lines may come faster than frames: each one updates `last`, the screen once a frame.
+  const drawSoon = perFrame(() => draw());
+
   function draw() {
+    drawSoon.cancel();
     if (!last) return;
     const now = performance.now();
     for (const [k, a] of acts) if (!a.pending && now - a.at > OUTCOME_MS) acts.delete(k);
@@ -164,12 +169,14 @@ async function open(token) {
   };
   $('filter-clear').hidden = !filters.state.length && !filters.host.length && !filters.agent.length;
 
-  stopFeed = startFeed(token, {
+  const stopStream = startFeed(token, {
     document(doc) {
       last = doc;
-      draw();
+      drawSoon.request();
     },
     mode(m) {
+      // Said after every stream line: touching the text each time would cost a layout each time.
+      if ($('mode').dataset.mode === m) return;
       $('mode').textContent = MODE_TEXT[m] ?? m;
       $('mode').dataset.mode = m;
     },
@@ -181,6 +188,10 @@ async function open(token) {
       skewMs = ms;
     },
   });
+  stopFeed = () => {
+    stopStream();
+    drawSoon.stop();
+  };
   // Ages and "last seen" move on between documents.
   ticker = setInterval(draw, 1000);
 }

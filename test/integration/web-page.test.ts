@@ -5,13 +5,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ProtocolRow } from '../../shared/row.js';
 import { EPOCH_A, FakeCollector, SERVER, protoRow, until } from '../support/hub-fake-collector.js';
+import { launchPageBrowser } from '../support/page-browser.js';
 import { TOKENS, startTestHub, type TestHub } from '../support/hub-harness.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 /** The page's stream request, whatever its query (it asks for `?mode=changes`). */
 const STREAM = /\/v1\/subscribe(\?|$)/;
 /** Set to a folder to keep the screenshots for a look; by default they go with the temp dir. */
@@ -27,15 +27,7 @@ const links: { fc: FakeCollector; beat: NodeJS.Timeout }[] = [];
 
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'tma-web-'));
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run',
-    ],
-    env: { ...process.env, HOME: tmp, XDG_CONFIG_HOME: join(tmp, 'config'), XDG_CACHE_HOME: join(tmp, 'cache'), XDG_DATA_HOME: join(tmp, 'data') },
-  });
+  browser = await launchPageBrowser(tmp);
 });
 
 afterAll(async () => {
@@ -120,7 +112,7 @@ describe('web page: serving', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
     expect(await res.text()).toContain('/web/page.js');
-    for (const asset of ['page.js', 'feed.js', 'changes.js', 'view.js', 'format.js', 'order.js', 'confirm.js', 'attention.js', 'page.css']) {
+    for (const asset of ['page.js', 'feed.js', 'changes.js', 'view.js', 'format.js', 'order.js', 'confirm.js', 'attention.js', 'frame.js', 'page.css']) {
       const a = await fetch(`${hub.url}/web/${asset}`);
       expect(a.status, asset).toBe(200);
     }

@@ -49,9 +49,15 @@ async function nextSecond(): Promise<void> {
   lastCall = Date.now();
 }
 
+/** The previous verb's cycle ran at some moment before it returned: the next waits for the second after that. */
+function returned(): void {
+  lastCall = Date.now();
+}
+
 async function ls(server = t.name, extra: string[] = []): Promise<Row[]> {
   await nextSecond();
   const r = await tma(['-L', server, '--config', config, 'ls', '--json', ...extra]);
+  returned();
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
   return (JSON.parse(r.stdout) as { agents: Row[] }).agents;
@@ -257,6 +263,7 @@ describe('the set-option -F probe', () => {
     for (let i = 0; i < 2; i++) {
       await nextSecond();
       const r = await tma(['-L', t.name, '--config', config, 'ls', '--json']);
+      returned();
       expect(r.code).toBe(0);
       expect(r.stderr).toBe(warning);
       expect(JSON.parse(r.stdout).agents).toMatchObject([{ pane, state: 'blocked', detail: 'permission' }]);

@@ -24,9 +24,15 @@ async function nextSecond(): Promise<void> {
   lastCall = Date.now();
 }
 
+/** The previous verb's cycle ran at some moment before it returned: the next waits for the second after that. */
+function returned(): void {
+  lastCall = Date.now();
+}
+
 async function ls(): Promise<{ pane: string; agent: string; state: string }[]> {
   await nextSecond();
   const r = await tma(['-L', t.name, '--config', config, 'ls', '--json']);
+  returned();
   expect(r.code).toBe(0);
   return JSON.parse(r.stdout).agents;
 }

@@ -27,6 +27,12 @@ export interface EnginesOptions {
    * since output and hook events wake the engine anyway. Default: intervalMs.
    */
   idleMs?: number;
+  /**
+   * The same while the server's output watch hears every session (listenWake's `healthy`): the
+   * watch wakes the engine on output and on listing news, so the timed cycle is only the safety
+   * net. Default: idleMs.
+   */
+  sweepMs?: number;
   /** How often a watched engine renews its server heartbeat between cycles; 0 = only in cycles. */
   heartbeatMs?: number;
   rescanMs?: number;
@@ -36,10 +42,16 @@ export interface EnginesOptions {
    * Start listening for wake-ups for a server; returns how to stop, or null when not possible.
    * The engine is handed over so hook events sent to this server are stamped through its client.
    */
-  listenWake?: (socketPath: string, wake: () => void, engine: Engine) => Promise<{ close(): void } | null>;
+  listenWake?: (socketPath: string, wake: () => void, engine: Engine) => Promise<WakeSource | null>;
   log?: LineLog;
   /** Runs after a cycle's rows went to the sink (the notifier rings here). */
   afterCycle?: (engine: Engine, res: CycleResult, rows: AgentRow[], server: string) => Promise<void>;
+}
+
+export interface WakeSource {
+  close(): void;
+  /** Nothing on this server can change unheard right now (see EnginesOptions.sweepMs). */
+  healthy?(): boolean;
 }
 
 interface Tracked {
@@ -53,7 +65,7 @@ interface Tracked {
   dropped: boolean;
   /** Set once the first cycle read the server's facts. */
   published: string | null;
-  wake: { close(): void } | null;
+  wake: WakeSource | null;
   lastError: string;
 }
 
@@ -151,7 +163,7 @@ export class ServerEngines {
           if (this.opts.listenWake) t.wake = await this.opts.listenWake(info.socketPath, () => this.wake(t.key), t.engine);
           const every = this.opts.heartbeatMs ?? 0;
           if (every > 0 && !t.dropped) {
-            const maxAge = Math.max(this.opts.idleMs ?? 0, this.opts.intervalMs) + every;
+            const maxAge = Math.max(this.opts.sweepMs ?? 0, this.opts.idleMs ?? 0, this.opts.intervalMs) + every;
             t.beat = setInterval(() => void t.engine.heartbeat(maxAge).catch(() => undefined), every);
           }
         }
@@ -168,8 +180,15 @@ export class ServerEngines {
     } finally {
       t.running = false;
     }
-    const next = t.settled ? Math.max(this.opts.idleMs ?? 0, this.opts.intervalMs) : this.opts.intervalMs;
-    if (!t.dropped && !this.stopped) t.timer = setTimeout(() => void this.cycle(t), next);
+    if (!t.dropped && !this.stopped) t.timer = setTimeout(() => void this.cycle(t), this.nextCycleIn(t));
+  }
+
+  /** Often while a pane waits on a look, rarely once settled, and more rarely still while nothing goes unheard. */
+  private nextCycleIn(t: Tracked): number {
+    const { intervalMs, idleMs = 0, sweepMs } = this.opts;
+    if (!t.settled) return intervalMs;
+    const heard = sweepMs !== undefined && t.wake?.healthy?.() === true;
+    return Math.max(heard ? sweepMs : idleMs, intervalMs);
   }
 
   private drop(t: Tracked): void {

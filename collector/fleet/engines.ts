@@ -35,6 +35,7 @@ export interface EnginesOptions {
   sweepMs?: number;
   /** How often a watched engine renews its server heartbeat between cycles; 0 = only in cycles. */
   heartbeatMs?: number;
+  /** How often servers are looked for; with heartbeats, rounded to a whole number of them. */
   rescanMs?: number;
   /** Rows of a cycle as published (e.g. with repo labels filled in); default: the engine's rows. */
   enrich?: (res: CycleResult) => Promise<AgentRow[]>;
@@ -58,7 +59,6 @@ interface Tracked {
   key: string;
   engine: Engine;
   timer: ReturnType<typeof setTimeout> | null;
-  beat: ReturnType<typeof setInterval> | null;
   settled: boolean;
   running: boolean;
   again: boolean;
@@ -72,6 +72,7 @@ interface Tracked {
 export class ServerEngines {
   private readonly tracked = new Map<string, Tracked>();
   private rescanTimer: ReturnType<typeof setInterval> | null = null;
+  private scanning = false;
   private stopped = false;
   private readonly log: LineLog;
 
@@ -84,7 +85,31 @@ export class ServerEngines {
     await this.rescan();
     await Promise.all([...this.tracked.values()].map((t) => this.cycle(t)));
     this.opts.sink.markReady();
-    this.rescanTimer = setInterval(() => void this.rescan().catch((e: Error) => this.log(`rescan failed: ${e.message}`, 'warn')), this.opts.rescanMs ?? 2000);
+    // Every wake-up of an idle collector costs about as much as the work it does, so the periodic
+    // chores share one: the server heartbeats and the server rescan run on the same tick.
+    const beatMs = this.opts.heartbeatMs ?? 0;
+    const rescanMs = this.opts.rescanMs ?? 2000;
+    const rescanEvery = beatMs > 0 ? Math.max(1, Math.round(rescanMs / beatMs)) : 1;
+    let ticks = 0;
+    this.rescanTimer = setInterval(() => {
+      if (beatMs > 0) this.beat(beatMs);
+      if (++ticks % rescanEvery === 0) this.rescanOnce();
+    }, beatMs > 0 ? beatMs : rescanMs);
+  }
+
+  /** A rescan, unless the last one is still probing. */
+  private rescanOnce(): void {
+    if (this.scanning) return;
+    this.scanning = true;
+    void this.rescan()
+      .catch((e: Error) => this.log(`rescan failed: ${e.message}`, 'warn'))
+      .finally(() => (this.scanning = false));
+  }
+
+  /** Renew the heartbeat of every server that published, while its cycles keep up. */
+  private beat(every: number): void {
+    const maxAge = Math.max(this.opts.sweepMs ?? 0, this.opts.idleMs ?? 0, this.opts.intervalMs) + every;
+    for (const t of this.tracked.values()) if (t.published !== null && !t.dropped) void t.engine.heartbeat(maxAge).catch(() => undefined);
   }
 
   stop(): void {
@@ -129,7 +154,7 @@ export class ServerEngines {
         engine.runner.close();
         continue;
       }
-      const t: Tracked = { key: d.key, engine, timer: null, beat: null, settled: false, running: false, again: false, dropped: false, published: null, wake: null, lastError: '' };
+      const t: Tracked = { key: d.key, engine, timer: null, settled: false, running: false, again: false, dropped: false, published: null, wake: null, lastError: '' };
       this.tracked.set(d.key, t);
       this.log(`following tmux server ${d.key}`);
       if (this.rescanTimer) void this.cycle(t);
@@ -161,11 +186,6 @@ export class ServerEngines {
         if (t.published === null) {
           t.published = info.socketPath;
           if (this.opts.listenWake) t.wake = await this.opts.listenWake(info.socketPath, () => this.wake(t.key), t.engine);
-          const every = this.opts.heartbeatMs ?? 0;
-          if (every > 0 && !t.dropped) {
-            const maxAge = Math.max(this.opts.sweepMs ?? 0, this.opts.idleMs ?? 0, this.opts.intervalMs) + every;
-            t.beat = setInterval(() => void t.engine.heartbeat(maxAge).catch(() => undefined), every);
-          }
         }
         t.lastError = '';
       } while (t.again && !t.dropped);
@@ -202,8 +222,6 @@ export class ServerEngines {
     t.dropped = true;
     if (t.timer) clearTimeout(t.timer);
     t.timer = null;
-    if (t.beat) clearInterval(t.beat);
-    t.beat = null;
     t.wake?.close();
     t.engine.runner.close();
   }

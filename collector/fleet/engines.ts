@@ -35,7 +35,7 @@ export interface EnginesOptions {
   sweepMs?: number;
   /** How often a watched engine renews its server heartbeat between cycles; 0 = only in cycles. */
   heartbeatMs?: number;
-  /** How often servers are looked for; with heartbeats, rounded to a whole number of them. */
+  /** How often servers are looked for; with heartbeats, rounded up to a whole number of them. */
   rescanMs?: number;
   /** Rows of a cycle as published (e.g. with repo labels filled in); default: the engine's rows. */
   enrich?: (res: CycleResult) => Promise<AgentRow[]>;
@@ -89,7 +89,7 @@ export class ServerEngines {
     // chores share one: the server heartbeats and the server rescan run on the same tick.
     const beatMs = this.opts.heartbeatMs ?? 0;
     const rescanMs = this.opts.rescanMs ?? 2000;
-    const rescanEvery = beatMs > 0 ? Math.max(1, Math.round(rescanMs / beatMs)) : 1;
+    const rescanEvery = beatMs > 0 ? Math.max(1, Math.ceil(rescanMs / beatMs)) : 1;
     let ticks = 0;
     this.rescanTimer = setInterval(() => {
       if (beatMs > 0) this.beat(beatMs);

@@ -125,7 +125,7 @@ it('a session opened after the collector started is watched at once, not at the 
   scratch = new ScratchTmux('scn');
   scratch.start();
   const conn = await collector(scratch.name, '60');
-  // The poll is a minute away and the session list is re-read only every 10 s: the new session's
+  // The poll is a minute away and the session list is re-read only every 30 s: the new session's
   // pane is seen this soon only because `%sessions-changed` starts watching it.
   const t0 = Date.now();
   const pane = scratch.start('late');

@@ -106,10 +106,15 @@ export class ServerEngines {
       .finally(() => (this.scanning = false));
   }
 
-  /** Renew the heartbeat of every server that published, while its cycles keep up. */
+  /**
+   * Renew the heartbeat of every server that published, while its cycles keep up. A sweep 30 s
+   * apart makes an old last cycle normal, so a server whose last cycle failed is not vouched for.
+   */
   private beat(every: number): void {
     const maxAge = Math.max(this.opts.sweepMs ?? 0, this.opts.idleMs ?? 0, this.opts.intervalMs) + every;
-    for (const t of this.tracked.values()) if (t.published !== null && !t.dropped) void t.engine.heartbeat(maxAge).catch(() => undefined);
+    for (const t of this.tracked.values()) {
+      if (t.published !== null && !t.dropped && t.lastError === '') void t.engine.heartbeat(maxAge).catch(() => undefined);
+    }
   }
 
   stop(): void {

@@ -13,11 +13,13 @@ function harness(opts: { settled?: boolean; sweepMs?: number } = {}) {
   const beats: number[] = [];
   const scans: number[] = [];
   let healthy = true;
+  let failing = false;
   let wake: () => void = () => undefined;
   const engine = {
     server: { forget: () => undefined, get: async () => ({ socketPath: '/tmp/tmux-0/default', incarnation: '1:1' }) },
     cycle: async (): Promise<CycleResult> => {
       cycles.push(Date.now());
+      if (failing) throw new Error('tmux did not answer');
       return { now: Date.now(), rows: [], panes: [], stampede: false, produced: false, settled: opts.settled ?? true };
     },
     heartbeat: async () => void beats.push(Date.now()),
@@ -45,6 +47,7 @@ function harness(opts: { settled?: boolean; sweepMs?: number } = {}) {
     beats,
     scans,
     setHealthy: (h: boolean) => (healthy = h),
+    setFailing: (f: boolean) => (failing = f),
     wake: () => wake(),
   };
 }
@@ -111,5 +114,21 @@ it('heartbeats and the server rescan share one timer', async () => {
   // A 2 s rescan rounds up to every second 1.5 s heartbeat, at the same moments: no wake-up of its own.
   const scans = h.scans.slice(scans0);
   expect(scans).toEqual(h.beats.filter((_, i) => i % 2 === 1));
+  h.engines.stop();
+});
+
+it('a server whose last cycle failed is not vouched for by the heartbeat', async () => {
+  const h = harness({ sweepMs: 30_000 });
+  await h.engines.start();
+  await pass(3_000);
+  expect(h.beats).toHaveLength(2);
+  h.setFailing(true);
+  h.wake();
+  await pass(6_000);
+  expect(h.beats).toHaveLength(2);
+  h.setFailing(false);
+  h.wake();
+  await pass(3_000);
+  expect(h.beats).toHaveLength(4);
   h.engines.stop();
 });

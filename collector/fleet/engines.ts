@@ -202,6 +202,8 @@ export class ServerEngines {
       const msg = (e as Error).message;
       if (msg !== t.lastError) this.log(`cycle on ${t.key} failed: ${msg}`, 'warn');
       t.lastError = msg;
+      // Not a settled server: retried at the interval, not a safety sweep away.
+      t.settled = false;
     } finally {
       t.running = false;
     }

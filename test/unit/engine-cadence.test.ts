@@ -124,8 +124,11 @@ it('a server whose last cycle failed is not vouched for by the heartbeat', async
   expect(h.beats).toHaveLength(2);
   h.setFailing(true);
   h.wake();
+  const failedAt = h.cycles.length;
   await pass(6_000);
   expect(h.beats).toHaveLength(2);
+  // A failed cycle is retried at the interval, not at the next safety sweep.
+  expect(h.cycles.length - failedAt).toBeGreaterThanOrEqual(5);
   h.setFailing(false);
   h.wake();
   await pass(3_000);

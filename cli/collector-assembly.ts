@@ -32,6 +32,13 @@ import { VERSION } from './version.js';
 /** How often a collector that watches output sweeps a server where nothing changes. */
 export const IDLE_SWEEP_MS = 5000;
 
+/**
+ * The same while every session of the server has an attached output client: output, listing news
+ * (windows, panes, layouts, sessions) and a client ending all wake the engine at once, so the
+ * timed sweep is only a safety net. The reference's output-driven tier sweeps every 45 s.
+ */
+export const WATCHED_SWEEP_MS = 30_000;
+
 export interface CollectorParts {
   config: Config;
   publisher: Publisher;
@@ -43,6 +50,8 @@ export interface AssembleOptions {
   intervalMs: number;
   /** The slow sweep once output is watched and nothing changes; default intervalMs. */
   idleMs?: number;
+  /** The slow sweep while every session's output client is attached; default idleMs. */
+  sweepMs?: number;
   env: NodeJS.ProcessEnv;
   log: LineLog;
   /** Runs a hub's act request on this host; default: the broker under the `[remote]` policy. */
@@ -143,6 +152,7 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
     sink: publisher,
     intervalMs: o.intervalMs,
     idleMs: o.idleMs,
+    sweepMs: o.sweepMs,
     // Often enough that a one-shot reader never finds the heartbeat older than the freshness window.
     heartbeatMs: config.fold.freshnessMs > 0 ? Math.max(250, Math.floor(config.fold.freshnessMs / 2)) : 0,
     enrich: (res) => {
@@ -176,6 +186,8 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
           engine.markPainted(panes);
           wake();
         },
+        // A pane, window or session came or went, or an output client ended: look now.
+        onChange: wake,
       });
       await watch.start();
       // While output is watched, static panes are neither captured nor re-stamped every cycle.
@@ -192,6 +204,7 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
           watch.close();
           l?.close();
         },
+        healthy: () => watch.healthy(),
       };
     },
     log,

@@ -8,7 +8,7 @@ import { collectUrl, dialHub } from '../../collector/fleet/ws-link.js';
 import { hostName } from '../../collector/tmux/host.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
 import { ExitError, guard } from '../local.js';
-import { assembleCollector, heartbeatOverride, IDLE_SWEEP_MS } from '../collector-assembly.js';
+import { assembleCollector, heartbeatOverride, IDLE_SWEEP_MS, WATCHED_SWEEP_MS } from '../collector-assembly.js';
 import { tokenFileWarning } from '../../shared/token-file-mode.js';
 import { logLevelOf } from '../log-setup.js';
 import { createLogger, lineLogTo } from '../../shared/log.js';
@@ -75,7 +75,9 @@ export async function main(p: Parsed): Promise<number> {
     if (loose) log(loose, 'warn');
     // Without --interval, a collector that watches output sweeps an unchanging server every 5 s.
     const idleMs = str(p.opts.interval) === undefined ? IDLE_SWEEP_MS : intervalMs;
-    const { publisher, engines } = await assembleCollector(p, { host, intervalMs, idleMs, env, log });
+    // …and every 30 s while every session's output is heard.
+    const sweepMs = str(p.opts.interval) === undefined ? WATCHED_SWEEP_MS : intervalMs;
+    const { publisher, engines } = await assembleCollector(p, { host, intervalMs, idleMs, sweepMs, env, log });
 
     let finish: (code: number) => void = () => undefined;
     const done = new Promise<number>((r) => (finish = r));

@@ -15,7 +15,7 @@ import { backoffDelay, DEFAULT_BACKOFF } from '../../shared/backoff.js';
 import type { Publisher } from '../../collector/fleet/publisher.js';
 import { hostName } from '../../collector/tmux/host.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
-import { assembleCollector, IDLE_SWEEP_MS } from '../collector-assembly.js';
+import { assembleCollector, IDLE_SWEEP_MS, WATCHED_SWEEP_MS } from '../collector-assembly.js';
 import { defaultTokenFile } from '../fleet/hub-client.js';
 import { ExitError, guard } from '../local.js';
 import { logLevelOf } from '../log-setup.js';
@@ -144,7 +144,7 @@ export async function main(p: Parsed): Promise<number> {
       const collectorArgs: Parsed = { ...p, globals: { ...p.globals, config: undefined } };
       const host = hostName().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 253) || 'localhost';
       const log: LineLog = (line, lvl = 'info') => hub.logger[lvl]({ host }, `local collector: ${line}`);
-      const { publisher, engines } = await assembleCollector(collectorArgs, { host, intervalMs: 1000, idleMs: IDLE_SWEEP_MS, env, log, sharePromptDefault: true });
+      const { publisher, engines } = await assembleCollector(collectorArgs, { host, intervalMs: 1000, idleMs: IDLE_SWEEP_MS, sweepMs: WATCHED_SWEEP_MS, env, log, sharePromptDefault: true });
       const local = attachLocalCollector(hub, publisher, host);
       await engines.start();
       stopLocal = () => {

@@ -27,8 +27,15 @@ export interface EnginesOptions {
    * since output and hook events wake the engine anyway. Default: intervalMs.
    */
   idleMs?: number;
+  /**
+   * The same while the server's output watch hears every session (listenWake's `healthy`): the
+   * watch wakes the engine on output and on listing news, so the timed cycle is only the safety
+   * net. Default: idleMs.
+   */
+  sweepMs?: number;
   /** How often a watched engine renews its server heartbeat between cycles; 0 = only in cycles. */
   heartbeatMs?: number;
+  /** How often servers are looked for; with heartbeats, rounded up to a whole number of them. */
   rescanMs?: number;
   /** Rows of a cycle as published (e.g. with repo labels filled in); default: the engine's rows. */
   enrich?: (res: CycleResult) => Promise<AgentRow[]>;
@@ -36,30 +43,36 @@ export interface EnginesOptions {
    * Start listening for wake-ups for a server; returns how to stop, or null when not possible.
    * The engine is handed over so hook events sent to this server are stamped through its client.
    */
-  listenWake?: (socketPath: string, wake: () => void, engine: Engine) => Promise<{ close(): void } | null>;
+  listenWake?: (socketPath: string, wake: () => void, engine: Engine) => Promise<WakeSource | null>;
   log?: LineLog;
   /** Runs after a cycle's rows went to the sink (the notifier rings here). */
   afterCycle?: (engine: Engine, res: CycleResult, rows: AgentRow[], server: string) => Promise<void>;
+}
+
+export interface WakeSource {
+  close(): void;
+  /** Nothing on this server can change unheard right now (see EnginesOptions.sweepMs). */
+  healthy?(): boolean;
 }
 
 interface Tracked {
   key: string;
   engine: Engine;
   timer: ReturnType<typeof setTimeout> | null;
-  beat: ReturnType<typeof setInterval> | null;
   settled: boolean;
   running: boolean;
   again: boolean;
   dropped: boolean;
   /** Set once the first cycle read the server's facts. */
   published: string | null;
-  wake: { close(): void } | null;
+  wake: WakeSource | null;
   lastError: string;
 }
 
 export class ServerEngines {
   private readonly tracked = new Map<string, Tracked>();
   private rescanTimer: ReturnType<typeof setInterval> | null = null;
+  private scanning = false;
   private stopped = false;
   private readonly log: LineLog;
 
@@ -72,7 +85,36 @@ export class ServerEngines {
     await this.rescan();
     await Promise.all([...this.tracked.values()].map((t) => this.cycle(t)));
     this.opts.sink.markReady();
-    this.rescanTimer = setInterval(() => void this.rescan().catch((e: Error) => this.log(`rescan failed: ${e.message}`, 'warn')), this.opts.rescanMs ?? 2000);
+    // Every wake-up of an idle collector costs about as much as the work it does, so the periodic
+    // chores share one: the server heartbeats and the server rescan run on the same tick.
+    const beatMs = this.opts.heartbeatMs ?? 0;
+    const rescanMs = this.opts.rescanMs ?? 2000;
+    const rescanEvery = beatMs > 0 ? Math.max(1, Math.ceil(rescanMs / beatMs)) : 1;
+    let ticks = 0;
+    this.rescanTimer = setInterval(() => {
+      if (beatMs > 0) this.beat(beatMs);
+      if (++ticks % rescanEvery === 0) this.rescanOnce();
+    }, beatMs > 0 ? beatMs : rescanMs);
+  }
+
+  /** A rescan, unless the last one is still probing. */
+  private rescanOnce(): void {
+    if (this.scanning) return;
+    this.scanning = true;
+    void this.rescan()
+      .catch((e: Error) => this.log(`rescan failed: ${e.message}`, 'warn'))
+      .finally(() => (this.scanning = false));
+  }
+
+  /**
+   * Renew the heartbeat of every server that published, while its cycles keep up. A sweep 30 s
+   * apart makes an old last cycle normal, so a server whose last cycle failed is not vouched for.
+   */
+  private beat(every: number): void {
+    const maxAge = Math.max(this.opts.sweepMs ?? 0, this.opts.idleMs ?? 0, this.opts.intervalMs) + every;
+    for (const t of this.tracked.values()) {
+      if (t.published !== null && !t.dropped && t.lastError === '') void t.engine.heartbeat(maxAge).catch(() => undefined);
+    }
   }
 
   stop(): void {
@@ -117,7 +159,7 @@ export class ServerEngines {
         engine.runner.close();
         continue;
       }
-      const t: Tracked = { key: d.key, engine, timer: null, beat: null, settled: false, running: false, again: false, dropped: false, published: null, wake: null, lastError: '' };
+      const t: Tracked = { key: d.key, engine, timer: null, settled: false, running: false, again: false, dropped: false, published: null, wake: null, lastError: '' };
       this.tracked.set(d.key, t);
       this.log(`following tmux server ${d.key}`);
       if (this.rescanTimer) void this.cycle(t);
@@ -149,11 +191,6 @@ export class ServerEngines {
         if (t.published === null) {
           t.published = info.socketPath;
           if (this.opts.listenWake) t.wake = await this.opts.listenWake(info.socketPath, () => this.wake(t.key), t.engine);
-          const every = this.opts.heartbeatMs ?? 0;
-          if (every > 0 && !t.dropped) {
-            const maxAge = Math.max(this.opts.idleMs ?? 0, this.opts.intervalMs) + every;
-            t.beat = setInterval(() => void t.engine.heartbeat(maxAge).catch(() => undefined), every);
-          }
         }
         t.lastError = '';
       } while (t.again && !t.dropped);
@@ -165,11 +202,20 @@ export class ServerEngines {
       const msg = (e as Error).message;
       if (msg !== t.lastError) this.log(`cycle on ${t.key} failed: ${msg}`, 'warn');
       t.lastError = msg;
+      // Not a settled server: retried at the interval, not a safety sweep away.
+      t.settled = false;
     } finally {
       t.running = false;
     }
-    const next = t.settled ? Math.max(this.opts.idleMs ?? 0, this.opts.intervalMs) : this.opts.intervalMs;
-    if (!t.dropped && !this.stopped) t.timer = setTimeout(() => void this.cycle(t), next);
+    if (!t.dropped && !this.stopped) t.timer = setTimeout(() => void this.cycle(t), this.nextCycleIn(t));
+  }
+
+  /** Often while a pane waits on a look, rarely once settled, and more rarely still while nothing goes unheard. */
+  private nextCycleIn(t: Tracked): number {
+    const { intervalMs, idleMs = 0, sweepMs } = this.opts;
+    if (!t.settled) return intervalMs;
+    const heard = sweepMs !== undefined && t.wake?.healthy?.() === true;
+    return Math.max(heard ? sweepMs : idleMs, intervalMs);
   }
 
   private drop(t: Tracked): void {
@@ -183,8 +229,6 @@ export class ServerEngines {
     t.dropped = true;
     if (t.timer) clearTimeout(t.timer);
     t.timer = null;
-    if (t.beat) clearInterval(t.beat);
-    t.beat = null;
     t.wake?.close();
     t.engine.runner.close();
   }

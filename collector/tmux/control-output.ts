@@ -117,10 +117,32 @@ export interface OutputWatchOptions {
   /** Panes whose screens may have changed. */
   onDue: (panes: string[]) => void;
   timing?: QuietEdgeOptions;
-  /** How often the session list is re-read anyway (`%sessions-changed` triggers a read at once). */
+  /**
+   * Something other than a screen moved: a window or pane came or went, a layout or pane mode
+   * changed, a session came, went or was renamed, or an output client ended (the server may be
+   * gone). Called once per burst of such news, shortly after it.
+   */
+  onChange?: () => void;
+  /**
+   * How often the session list is re-read anyway while every client is attached
+   * (`%sessions-changed` and a client ending trigger a read at once); default 30 s.
+   */
   rescanMs?: number;
+  /** The same while some client is not attached (it is retried); default 2 s. */
+  retryMs?: number;
   log?: (line: string) => void;
 }
+
+/**
+ * Notifications that say the pane listing moved without any pane painting: what tmux tells a
+ * control client when windows, panes, layouts, pane modes or sessions change. A client hears its
+ * own session's windows as `window-*` and every other session's as `unlinked-window-*`.
+ */
+export const LISTING_NEWS: ReadonlySet<string> = new Set([
+  'window-add', 'window-close', 'window-pane-changed', 'window-renamed', 'layout-change',
+  'unlinked-window-add', 'unlinked-window-close', 'unlinked-window-renamed', 'pane-mode-changed',
+  'sessions-changed', 'session-renamed', 'session-window-changed',
+]);
 
 /** One output client per session of a server, feeding quiet edges to `onDue`. */
 export class OutputWatch {
@@ -131,6 +153,7 @@ export class OutputWatch {
   private timerAt = 0;
   private rescanTimer: NodeJS.Timeout | null = null;
   private soon: NodeJS.Timeout | null = null;
+  private news: NodeJS.Timeout | null = null;
   private closed = false;
 
   constructor(private readonly o: OutputWatchOptions) {
@@ -141,15 +164,14 @@ export class OutputWatch {
 
   async start(): Promise<void> {
     await this.rescan();
-    this.rescanTimer = setInterval(() => void this.rescan(), this.o.rescanMs ?? 10_000);
-    this.rescanTimer.unref();
   }
 
   close(): void {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
-    if (this.rescanTimer) clearInterval(this.rescanTimer);
+    if (this.rescanTimer) clearTimeout(this.rescanTimer);
     if (this.soon) clearTimeout(this.soon);
+    if (this.news) clearTimeout(this.news);
     for (const c of this.clients.values()) c.close();
     this.clients.clear();
   }
@@ -157,6 +179,34 @@ export class OutputWatch {
   /** Sessions currently watched (doctor and tests). */
   sessions(): string[] {
     return [...this.clients.keys()];
+  }
+
+  /**
+   * Every session has an attached output client: nothing can change unheard, so the engine's
+   * sweep is only the safety net and may come rarely.
+   */
+  healthy(): boolean {
+    if (this.closed || this.clients.size === 0) return false;
+    for (const c of this.clients.values()) if (!c.attached) return false;
+    return true;
+  }
+
+  /** One call of `onChange` per burst: every client hears a session come or go. */
+  private changed(): void {
+    if (this.news || this.closed || !this.o.onChange) return;
+    this.news = setTimeout(() => {
+      this.news = null;
+      if (!this.closed) this.o.onChange?.();
+    }, 50);
+  }
+
+  /** The next safety read of the session list: soon while a client is down, rarely otherwise. */
+  private armRescan(): void {
+    if (this.closed) return;
+    if (this.rescanTimer) clearTimeout(this.rescanTimer);
+    const every = this.healthy() ? (this.o.rescanMs ?? 30_000) : (this.o.retryMs ?? 2000);
+    this.rescanTimer = setTimeout(() => void this.rescan(), every);
+    this.rescanTimer.unref();
   }
 
   /** Every client hears the same `%sessions-changed`: one read answers them all. */
@@ -174,10 +224,13 @@ export class OutputWatch {
     try {
       ids = (await this.o.runner.run(['list-sessions', '-F', '#{session_id}'])).split('\n').filter((s) => /^\$\d+$/.test(s));
     } catch {
-      return; // the engine's cycle reports a gone server; nothing to watch meanwhile
+      // The engine's cycle reports a gone server; meanwhile nothing is watched, and we retry soon.
+      this.armRescan();
+      return;
     }
     if (this.closed) return;
     const want = new Set(ids);
+    const attaching: Promise<boolean>[] = [];
     for (const [id, c] of this.clients) {
       if (want.has(id)) continue;
       c.close();
@@ -189,15 +242,25 @@ export class OutputWatch {
         c = new ControlRunner({ target: this.o.target, bin: this.o.bin, env: this.o.env, output: true, session: id });
         c.on('notification', (n) => {
           const pane = outputPane(n);
-          if (pane) this.output(pane);
+          if (pane) return this.output(pane);
+          if (!LISTING_NEWS.has(n.name)) return;
           // Every control client hears a session come or go: follow it now, not at the next sweep.
-          else if (n.name === 'sessions-changed') this.rescanSoon();
+          if (n.name === 'sessions-changed') this.rescanSoon();
+          this.changed();
+        });
+        // A client that ended leaves its session unheard (or the server is gone): the engine
+        // looks now and sweeps often until the client is back.
+        c.on('closed', () => {
+          this.changed();
+          this.rescanSoon();
         });
         this.clients.set(id, c);
       }
       // A request (re)attaches a client that is not attached; it answers cheaply when it is.
-      if (!c.attached) void c.connect().catch(() => undefined);
+      if (!c.attached) attaching.push(c.connect().catch(() => false));
     }
+    await Promise.all(attaching);
+    this.armRescan();
   }
 
   private output(pane: string): void {

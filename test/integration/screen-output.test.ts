@@ -3,6 +3,9 @@
 // screen publishes nothing after its first row, and is not re-stamped either: a collector that
 // watches output leaves a static pane's options alone, its per-server heartbeat
 // (@tma_collector_at) keeps one-shot readers from recapturing, and a changed screen is still seen.
+// What changes without any pane painting is followed as promptly: a pane or window closed, the
+// server dying, a new server on the same socket. Only the output clients' listing news
+// (%layout-change, %window-close, …) and their ending can wake a collector on a minute's poll.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -125,7 +128,7 @@ it('a session opened after the collector started is watched at once, not at the 
   scratch = new ScratchTmux('scn');
   scratch.start();
   const conn = await collector(scratch.name, '60');
-  // The poll is a minute away and the session list is re-read only every 10 s: the new session's
+  // The poll is a minute away and the session list is re-read only every 30 s: the new session's
   // pane is seen this soon only because `%sessions-changed` starts watching it.
   const t0 = Date.now();
   const pane = scratch.start('late');
@@ -134,3 +137,80 @@ it('a session opened after the collector started is watched at once, not at the 
   await waitFor(() => seen() !== undefined, 'the new session\'s working row', 15_000);
   expect(seen()!.at - t0).toBeLessThan(5_000);
 });
+
+// A collector on a minute's poll: what follows needs the output clients' listing news.
+/** The pane's row as the frames so far leave it: present (with its state) or not. */
+function rowState(conn: HubConn, pane: string): string | null {
+  let s: string | null = null;
+  for (const f of conn.frames) {
+    const frame = f.frame as Frame;
+    if (frame.type === 'snapshot') {
+      s = null;
+      for (const srv of frame.servers as { rows: { pane: string; state: string }[] }[]) for (const r of srv.rows) if (r.pane === pane) s = r.state;
+    } else if (frame.type === 'delta') {
+      if ((frame.removals as string[]).includes(pane)) s = null;
+      for (const r of frame.upserts as { pane: string; state: string }[]) if (r.pane === pane) s = r.state;
+    } else if (frame.type === 'server' && frame.event !== 'appeared') {
+      s = null;
+    }
+  }
+  return s;
+}
+
+/** When the first frame since `since` that passes `test` arrived. */
+const frameAt = (conn: HubConn, test: (f: Frame) => boolean, since = 0) => conn.frames.find((f) => f.at >= since && test(f.frame as Frame))?.at;
+
+it('a closed pane and a closed window leave the rows at once, not at the next sweep', async () => {
+  scratch = new ScratchTmux('lnp');
+  const s = scratch;
+  const first = s.start();
+  await s.standIn(first, 'claude', 'claude-working.txt');
+  // A second pane in the same window (its close is a %layout-change), and one in a window of its own.
+  const split = s.tmux('split-window', '-d', '-t', first, '-P', '-F', '#{pane_id}', `bash --rcfile ${join(s.dir, 'rc')} --noprofile -i`).trim();
+  await s.standIn(split, 'claude', 'claude-idle.txt');
+  const alone = s.newPane();
+  await s.standIn(alone, 'codex', 'codex-working.txt');
+  const conn = await collector(s.name, '60');
+  await waitFor(() => rowState(conn, split) !== null && rowState(conn, alone) !== null && rowState(conn, first) !== null, 'three rows', 15_000);
+
+  let t0 = Date.now();
+  s.tmux('kill-pane', '-t', split);
+  await waitFor(() => rowState(conn, split) === null, 'the closed pane\'s row gone', 10_000);
+  expect(frameAt(conn, (f) => f.type === 'delta' && (f.removals as string[]).includes(split), t0)! - t0).toBeLessThan(5_000);
+
+  t0 = Date.now();
+  s.tmux('kill-window', '-t', alone);
+  await waitFor(() => rowState(conn, alone) === null, 'the closed window\'s row gone', 10_000);
+  expect(frameAt(conn, (f) => f.type === 'delta' && (f.removals as string[]).includes(alone), t0)! - t0).toBeLessThan(5_000);
+  expect(rowState(conn, first)).toBe('working');
+}, 45_000);
+
+it('a dead server is reported gone at once, and a new server on the same socket is followed', async () => {
+  scratch = new ScratchTmux('lns');
+  const s = scratch;
+  const pane = s.start();
+  await s.standIn(pane, 'claude', 'claude-working.txt');
+  const conn = await collector(s.name, '60');
+  await waitFor(() => rowState(conn, pane) === 'working', 'working row', 15_000);
+
+  const t0 = Date.now();
+  // As a crash would: the server ends with its clients attached (SIGKILL, should kill-server race one).
+  const pid = Number(s.tmux('display-message', '-p', '#{pid}').trim());
+  s.tmux('kill-server');
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // Already gone: the usual case.
+  }
+  await waitFor(() => frameAt(conn, (f) => f.type === 'server' && f.event === 'gone') !== undefined, 'server gone', 15_000);
+  expect(frameAt(conn, (f) => f.type === 'server' && f.event === 'gone')! - t0).toBeLessThan(5_000);
+
+  // The same socket name, a new server and a new agent: followed without waiting for the sweep.
+  const t1 = Date.now();
+  const again = s.start();
+  await s.standIn(again, 'codex', 'codex-working.txt');
+  await waitFor(() => rowState(conn, again) === 'working', 'the new server\'s working row', 15_000);
+  // Pane ids start over on a new server: only frames since the restart count.
+  const upserted = (f: Frame) => f.type === 'delta' && (f.upserts as { pane: string }[]).some((r) => r.pane === again);
+  expect(frameAt(conn, upserted, t1)! - t1).toBeLessThan(10_000);
+}, 45_000);

@@ -257,10 +257,24 @@ export class OutputWatch {
         this.clients.set(id, c);
       }
       // A request (re)attaches a client that is not attached; it answers cheaply when it is.
-      if (!c.attached) attaching.push(c.connect().catch(() => false));
+      if (!c.attached) attaching.push(c.connect().then((ok) => ok && this.heardFrom(id), () => false));
     }
     await Promise.all(attaching);
     this.armRescan();
+  }
+
+  /**
+   * A client hears only what its session paints after it attached: whatever the session's panes
+   * painted before (a session just opened, a client back from a drop) is looked at now.
+   */
+  private async heardFrom(session: string): Promise<boolean> {
+    try {
+      const panes = (await this.o.runner.run(['list-panes', '-s', '-t', session, '-F', '#{pane_id}'])).split('\n').filter((p) => /^%\d+$/.test(p));
+      if (panes.length && !this.closed) this.o.onDue(panes);
+    } catch {
+      // The session closed meanwhile: the next listing says so.
+    }
+    return true;
   }
 
   private output(pane: string): void {

@@ -82,8 +82,9 @@ export function statusFast(argv: readonly string[], env: NodeJS.ProcessEnv, bund
     const config = quickConfig(str(p.globals.config), env, join(bundleDir, configChunk));
     if (config === null) return DECLINED;
     const target = resolveTarget({ socketName: names[0], socketPath: paths[0], env });
-    const now = Date.now();
     const outs = runChainSync(target, tmuxBin(env, config.tmuxBin), SETTLED_READ, { env });
+    // After the read: a heartbeat the collector wrote while tmux answered is not from the future.
+    const now = Date.now();
     const rows = settledRows(outs, now, config.fold.freshnessMs, hostName());
     if (rows === null) return { answered: false, listing: outs.slice(0, 4) };
     out = renderStatus(format, rows.filter((r) => selectRow(sel, r)), now, config.status);

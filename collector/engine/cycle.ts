@@ -212,7 +212,9 @@ export class Engine {
     const stampede = lastPoll !== 0 && Math.floor(now / 1000) === Math.floor(lastPoll / 1000);
     // A collector that watches this server's output vouches for every stamp while its heartbeat
     // is fresh: it looks at a pane as soon as its screen moves, and rewrites nothing otherwise.
-    const vouched = !watching && heartbeatVouches(collectorAtOut, now, cfg.freshnessMs);
+    // Judged at the moment of the read: a heartbeat or stamp written while tmux answered is not from the future.
+    const readAt = Math.max(now, this.now());
+    const vouched = !watching && heartbeatVouches(collectorAtOut, readAt, cfg.freshnessMs);
 
     // A watched engine leaves quiet panes alone, and walks only the process trees of the others.
     const quiet = new Set<string>();
@@ -239,7 +241,7 @@ export class Engine {
         continue;
       }
 
-      const fresh = stampStands(prev, now, vouched, cfg.freshnessMs);
+      const fresh = stampStands(prev, readAt, vouched, cfg.freshnessMs);
       const forced = opts.recapture === rec.paneId;
       if (watching) this.liveness.observe(rec.paneId, prev);
       let repaint = painted.has(rec.paneId);

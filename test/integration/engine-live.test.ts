@@ -278,10 +278,9 @@ describe('ordered-input attention clear', () => {
     const pane = t.start();
     const s = await t.standIn(pane, 'claude', SCREENS.claudeWorking);
     await rowOf(pane);
-    await s.paint(SCREENS.claudeIdle);
-    expect(await rowOf(pane)).toMatchObject({ state: 'idle', attention: true });
 
     // A real client attached through a pseudo-terminal; each line on its stdin is typed into it.
+    // It attaches before the episode begins: tmux counts the attach itself as the client's activity.
     const script = [
       'import os, pty, sys, select',
       'pid, fd = pty.fork()',
@@ -300,6 +299,8 @@ describe('ordered-input attention clear', () => {
     const client = spawn('/usr/bin/python3', ['-c', script], { env: { ...process.env, TERM: 'xterm', TMUX: '' }, stdio: ['pipe', 'ignore', 'ignore'] });
     try {
       await waitFor(() => t.tmux('list-clients', '-F', '#{client_control_mode}').split('\n').includes('0'), 'client attached');
+      await s.paint(SCREENS.claudeIdle);
+      expect(await rowOf(pane)).toMatchObject({ state: 'idle', attention: true });
       // Attached and looking, but no input yet: the flag stays.
       expect(await rowOf(pane)).toMatchObject({ attention: true });
       // Input must come in a later wall-clock second than the episode's start.

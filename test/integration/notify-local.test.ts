@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
+import { canonicalSocketPath, pokeWake, wakeDir, wakeSocketPath } from '../../collector/fleet/wake.js';
 import { REPO, ScratchTmux, tma, waitFor } from '../support/scratch-tmux.js';
 
 let scratch: ScratchTmux | null = null;
@@ -81,21 +82,25 @@ it('rings once per episode, again for the next, never while muted, and context_h
   expect(Number(s.option(a, '@agent_notified_at'))).toBeGreaterThanOrEqual(Number(line!.episode_ms));
 
   // 2. context on b (muted) and a: a crosses 80 once, holds, drops below 70, crosses again.
-  const setCtx = (pane: string, pct: number) => {
+  // A gauge writer stores the values, then pokes the collector as `tma event` does: an option
+  // write paints nothing, so the collector would otherwise see it only at its safety sweep.
+  const wakeSock = wakeSocketPath(canonicalSocketPath(s.tmux('display-message', '-p', '#{socket_path}').trim()), wakeDir(env));
+  const setCtx = async (pane: string, pct: number) => {
     s.tmux('set-option', '-p', '-t', pane, '@agent_context_pct', String(pct));
     s.tmux('set-option', '-p', '-t', pane, '@agent_context_at', String(Date.now()));
+    await pokeWake(wakeSock);
   };
-  setCtx(b, 95);
-  setCtx(a, 85);
+  await setCtx(b, 95);
+  await setCtx(a, 85);
   await waitFor(() => fires(a, 'context_high').length === 1, 'context_high fire', 10_000);
-  setCtx(a, 92);
+  await setCtx(a, 92);
   await sleep(1500);
-  setCtx(a, 75); // below the threshold but within the re-arm gap: still disarmed
+  await setCtx(a, 75); // below the threshold but within the re-arm gap: still disarmed
   await sleep(1500);
   expect(fires(a, 'context_high')).toHaveLength(1);
-  setCtx(a, 60);
+  await setCtx(a, 60);
   await waitFor(() => s.option(a, '@agent_context_notified_at') === '', 're-armed', 10_000);
-  setCtx(a, 88);
+  await setCtx(a, 88);
   await waitFor(() => fires(a, 'context_high').length === 2, 'second context_high fire', 10_000);
   expect(fires(a, 'context_high')[1]).toMatchObject({ state: 'context_high', detail: null, context_pct: 88 });
 

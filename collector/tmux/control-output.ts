@@ -265,7 +265,8 @@ export class OutputWatch {
 
   /**
    * A client hears only what its session paints after it attached: whatever the session's panes
-   * painted before (a session just opened, a client back from a drop) is looked at now.
+   * painted before (since the engine's first look, in a session just opened, or while a client was
+   * down) is looked at now.
    */
   private async heardFrom(session: string): Promise<boolean> {
     try {

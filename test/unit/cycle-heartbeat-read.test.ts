@@ -2,25 +2,17 @@
 // written while the listing was being read is current, not "from the future".
 
 import { expect, it } from 'vitest';
-import { Engine } from '../../collector/engine/cycle.js';
-import { OPTION_KEYS, SEP } from '../../collector/engine/pane-list.js';
-import { loadAgentManifests } from '../../collector/manifest-files.js';
-import { DEFAULT_FOLD } from '../../collector/core/types.js';
 import type { TmuxRunner } from '../../collector/tmux/runner.js';
+import { AGENT_PID, claudeEngine, paneListing } from '../support/one-pane-engine.js';
 
 const T = 1_790_000_000_000;
-const PANE_PID = 100;
-const AGENT_PID = 200;
 
 /** One claude pane whose working stamp is 8 s old: only a live heartbeat lets it stand. */
-function listing(): string {
-  const stamp: Record<string, string> = {
+const listing = () =>
+  paneListing('✳ Tidy up', {
     '@agent_name': 'claude', '@agent_state': 'working', '@agent_source': 'capture', '@agent_pid': String(AGENT_PID),
     '@agent_evidence_at': String(T - 8000), '@agent_since': String(T - 8000), '@agent_stamped_at': String(T - 8000),
-  };
-  const fields = ['%1', String(PANE_PID), 'main', '0', '0', 'claude', '0', '0', '', '24', '/src'];
-  return [...fields, ...OPTION_KEYS.map((k) => stamp[k] ?? ''), '', '', '✳ Tidy up'].join(SEP) + '\n';
-}
+  });
 
 it('takes a heartbeat written while tmux listed the panes as current: no capture, no write', async () => {
   let clock = T;
@@ -41,17 +33,7 @@ it('takes a heartbeat written while tmux listed the panes as current: no capture
     },
     close() {},
   };
-  const engine = new Engine({
-    runner,
-    manifests: loadAgentManifests({ env: {} }).manifests,
-    fold: DEFAULT_FOLD,
-    host: 'h',
-    readProcs: async () => [
-      { pid: PANE_PID, ppid: 1, pgid: PANE_PID, tpgid: AGENT_PID, comm: 'bash' },
-      { pid: AGENT_PID, ppid: PANE_PID, pgid: AGENT_PID, tpgid: AGENT_PID, comm: 'claude' },
-    ],
-    now: () => clock,
-  });
+  const engine = claudeEngine(runner, () => clock);
   const res = await engine.cycle();
   expect(res.rows.map((r) => [r.pane, r.state])).toEqual([['%1', 'working']]);
   expect(sent.filter((c) => c[0] === 'capture-pane')).toEqual([]);

@@ -1,19 +1,8 @@
 // The cycle judges a screen under the title read next to it, not the one from the listing.
 
 import { describe, expect, it } from 'vitest';
-import { Engine } from '../../collector/engine/cycle.js';
-import { OPTION_KEYS, SEP } from '../../collector/engine/pane-list.js';
-import { loadAgentManifests } from '../../collector/manifest-files.js';
-import { DEFAULT_FOLD } from '../../collector/core/types.js';
 import type { TmuxRunner } from '../../collector/tmux/runner.js';
-
-const PANE_PID = 100;
-const AGENT_PID = 200;
-
-function listing(title: string): string {
-  const fields = ['%1', String(PANE_PID), 'main', '0', '0', 'claude', '0', '0', '', '24', '/src'];
-  return [...fields, ...OPTION_KEYS.map(() => ''), '', '', title].join(SEP) + '\n';
-}
+import { claudeEngine, paneListing } from '../support/one-pane-engine.js';
 
 /** Answers the few commands one cycle sends; records every write. */
 function fakeRunner(listTitle: string, liveTitle: string, screen: string): { runner: TmuxRunner; writes: string[][] } {
@@ -28,7 +17,7 @@ function fakeRunner(listTitle: string, liveTitle: string, screen: string): { run
       return '';
     },
     async runChain(cmds) {
-      if (cmds[0]![0] === 'list-panes') return [listing(listTitle), ''];
+      if (cmds[0]![0] === 'list-panes') return [paneListing(listTitle), ''];
       return cmds.map((c) => (c[0] === 'capture-pane' ? screen : c[0] === 'display-message' ? `${liveTitle}\n` : ''));
     },
     close() {},
@@ -41,17 +30,7 @@ const SCREEN = '╭────╮\n│ >  │\n╰────╯\n  ⏸ manual
 describe('title and screen are read together', () => {
   it('a spinner title set after the listing counts with the screen it came with', async () => {
     const { runner, writes } = fakeRunner('✳ Tidy up', '⠂ Tidy up', SCREEN);
-    const engine = new Engine({
-      runner,
-      manifests: loadAgentManifests({ env: {} }).manifests,
-      fold: DEFAULT_FOLD,
-      host: 'h',
-      readProcs: async () => [
-        { pid: PANE_PID, ppid: 1, pgid: PANE_PID, tpgid: AGENT_PID, comm: 'bash' },
-        { pid: AGENT_PID, ppid: PANE_PID, pgid: AGENT_PID, tpgid: AGENT_PID, comm: 'claude' },
-      ],
-      now: () => 1_790_000_000_000,
-    });
+    const engine = claudeEngine(runner, () => 1_790_000_000_000);
     const res = await engine.cycle();
     expect(res.rows.map((r) => [r.pane, r.state])).toEqual([['%1', 'working']]);
     const stateWrite = writes.flat().findIndex((a) => a === '@agent_state');

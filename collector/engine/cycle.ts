@@ -320,11 +320,17 @@ export class Engine {
       });
     }
 
-    await this.applyAll(writes);
-    const produced = writes.some((w) => w.outcome.path !== 'dead' && w.outcome.path !== 'ignored');
-    const closing = this.rollupDrift(outcomes);
-    if (produced) closing.push(['set-option', '-s', KEY.lastPoll, String(now)]);
-    if (watching) closing.push(['set-option', '-s', KEY.collectorAt, String(now)]);
+    // The rollups and poll markers ride in the same tmux call as the stamps; they are worked out
+    // as if every write lands, and again after a failed call has been retried pane by pane.
+    const producing = () => writes.some((w) => w.outcome.path !== 'dead' && w.outcome.path !== 'ignored');
+    const closingWrites = (): TmuxCommand[] => {
+      const cmds = this.rollupDrift(outcomes);
+      if (producing()) cmds.push(['set-option', '-s', KEY.lastPoll, String(now)]);
+      if (watching) cmds.push(['set-option', '-s', KEY.collectorAt, String(now)]);
+      return cmds;
+    };
+    const closing = (await this.applyAll(writes, closingWrites())) ? [] : closingWrites();
+    const produced = producing();
     const live = new Set(outcomes.filter((o) => o.path !== 'dead').map((o) => o.rec.paneId));
     this.looks.keepOnly(live);
     this.stills.keepOnly(live);
@@ -425,13 +431,16 @@ export class Engine {
     return out;
   }
 
-  /** Every pane's writes in one chain; on failure, pane by pane, marking the ones that died. */
-  private async applyAll(writes: PaneWrites[]): Promise<void> {
+  /**
+   * Every pane's writes in one chain, then `closing`; true when that one call landed. On failure,
+   * pane by pane, marking the ones that died, and `closing` is left to the caller.
+   */
+  private async applyAll(writes: PaneWrites[], closing: TmuxCommand[]): Promise<boolean> {
     const all = writes.filter((w) => w.cmds.length);
-    if (!all.length) return;
+    if (!all.length) return false;
     try {
-      await this.opts.runner.run(chain(all.flatMap((w) => w.cmds)));
-      return;
+      await this.opts.runner.run(chain([...all.flatMap((w) => w.cmds), ...closing]));
+      return true;
     } catch (e) {
       rethrowUnlessFailed(e);
     }
@@ -444,6 +453,7 @@ export class Engine {
         w.outcome.path = 'dead';
       }
     }
+    return false;
   }
 
   private async tryRun(argv: string[]): Promise<boolean> {
@@ -461,7 +471,9 @@ export class Engine {
     if (this.guarded !== null) return this.guarded;
     let ok: boolean;
     try {
-      const cached = (await this.opts.runner.run(['show-options', '-sqv', KEY.setpfOk])).trim();
+      // The server's facts carry the cached answer when it is stored (no tmux call of its own).
+      const known = this.server.peek()?.setpfOk ?? null;
+      const cached = known !== null ? (known ? '1' : '0') : (await this.opts.runner.run(['show-options', '-sqv', KEY.setpfOk])).trim();
       if (cached === '1' || cached === '0') ok = cached === '1';
       else {
         const outs = await this.opts.runner.runChain([renderSetpfProbe(pane), renderProbeRead(pane), renderProbeUnset(pane)]);

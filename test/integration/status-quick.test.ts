@@ -167,7 +167,10 @@ it('asks the running collector over its wake socket and spawns no tmux; a hung, 
 
   // (1) The collector's answer, judged here, prints what the full path prints; no tmux client starts.
   for (const args of [['status'], ['status', '--format', 'json'], ['status', '--format', 'plain']]) {
-    const fast = await run(args);
+    // A collector held up by a cycle of its own can miss the 250 ms now and then on a loaded
+    // machine (the status then rightly reads tmux itself): tried again, at most three times.
+    let fast = await run(args);
+    for (let i = 1; i < 3 && fast.tmux.length > 0; i++) fast = await run(args);
     expect(fast.quick, args.join(' ')).toBe(true);
     expect(fast.tmux, args.join(' ')).toEqual([]);
     const full = await run(args, { TMA_QUICK_STATUS: '0' });
@@ -182,8 +185,10 @@ it('asks the running collector over its wake socket and spawns no tmux; a hung, 
 
   // (3) A heartbeat older than the window: the collector's read declines as a read of our own
   // would, and the full path answers from that read (so this status lists the panes zero times).
+  // Tried again (at most three times) when the collector renewed its heartbeat meanwhile or
+  // answered late; the old code lists the panes itself on every try.
   let stale = { stdout: '', quick: true, tmux: [] as string[], ms: 0 };
-  for (let i = 0; i < 3 && stale.quick; i++) {
+  for (let i = 0; i < 3 && (stale.quick || stale.tmux.some((l) => l.includes('list-panes'))); i++) {
     t.tmux('set-option', '-s', '@tma_collector_at', String(Date.now() - 120_000));
     stale = await run(['status', '--format', 'plain']);
   }

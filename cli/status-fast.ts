@@ -18,7 +18,7 @@ import { cachedConfig, configEntryName, fileStamp } from '../collector/config/co
 import { DEFAULT_CONFIG, type Config } from '../collector/config/config-types.js';
 import { configPath } from '../collector/config/load-config.js';
 import { settledRows, SETTLED_READ } from '../collector/engine/settled-read.js';
-import { askQuickRead, QUICK_READ_DEADLINE_MS, type QuickReadAnswer } from '../collector/fleet/quick-read.js';
+import { askQuickRead } from '../collector/fleet/quick-read.js';
 import { canonicalSocketPath, socketPathOfTarget, wakeDir, wakeSocketPath } from '../collector/fleet/wake.js';
 import { hostName } from '../collector/tmux/host.js';
 import { runChainSync } from '../collector/tmux/sync-chain.js';
@@ -66,13 +66,13 @@ export type QuickResult = { answered: true } | { answered: false; listing?: read
 const DECLINED: QuickResult = { answered: false };
 
 /**
- * Starts asking the server's collector for the outputs of SETTLED_READ over its wake socket, so
- * the collector reads tmux while this process does its own part; null under TMA_QUICK_STATUS=tmux,
- * which skips the collector (to compare the two ways).
+ * The outputs of SETTLED_READ from the server's collector, over its wake socket, or null when it
+ * does not answer them in time (any miss). TMA_QUICK_STATUS=tmux skips the collector, to compare.
  */
-function askCollector(target: ServerTarget, env: NodeJS.ProcessEnv, signal: AbortSignal): Promise<QuickReadAnswer> | null {
+async function askCollector(target: ServerTarget, env: NodeJS.ProcessEnv): Promise<string[] | null> {
   if (env.TMA_QUICK_STATUS === 'tmux') return null;
-  return askQuickRead(wakeSocketPath(canonicalSocketPath(socketPathOfTarget(target, env)), wakeDir(env)), QUICK_READ_DEADLINE_MS, signal);
+  const answer = await askQuickRead(wakeSocketPath(canonicalSocketPath(socketPathOfTarget(target, env)), wakeDir(env)));
+  return answer.ok ? answer.outs : null;
 }
 
 /**
@@ -82,7 +82,6 @@ function askCollector(target: ServerTarget, env: NodeJS.ProcessEnv, signal: Abor
 export async function statusFast(argv: readonly string[], env: NodeJS.ProcessEnv, bundleDir: string, configChunk: string): Promise<QuickResult> {
   if (env.TMA_HUB) return DECLINED;
   let out: string;
-  const stop = new AbortController();
   try {
     const p = parseArgv(argv, { status: STATUS_OPTS });
     if (p.verb !== 'status' || p.positionals.length) return DECLINED;
@@ -95,13 +94,11 @@ export async function statusFast(argv: readonly string[], env: NodeJS.ProcessEnv
     const sel = selectorFrom(p, { fleet: false });
     // Repo and branch labels come from the panes' folders, which only the full path reads.
     if (sel.repo !== null || sel.branch !== null) return DECLINED;
-    const target = resolveTarget({ socketName: names[0], socketPath: paths[0], env });
-    const asked = askCollector(target, env, stop.signal);
     const config = quickConfig(str(p.globals.config), env, join(bundleDir, configChunk));
     if (config === null) return DECLINED;
+    const target = resolveTarget({ socketName: names[0], socketPath: paths[0], env });
     // The collector's read when it answers in time, else one tmux call of our own (throws on a tmux error).
-    const answer = await asked;
-    const outs = answer?.ok ? answer.outs : runChainSync(target, tmuxBin(env, config.tmuxBin), SETTLED_READ, { env });
+    const outs = (await askCollector(target, env)) ?? runChainSync(target, tmuxBin(env, config.tmuxBin), SETTLED_READ, { env });
     // After the read: a heartbeat the collector wrote while tmux answered is not from the future.
     const now = Date.now();
     const rows = settledRows(outs, now, config.fold.freshnessMs, hostName());
@@ -110,9 +107,6 @@ export async function statusFast(argv: readonly string[], env: NodeJS.ProcessEnv
   } catch {
     // Usage errors, tmux errors and the rest are the full path's to word.
     return DECLINED;
-  } finally {
-    // A decline before the answer came lets go of the socket: the full path does not wait for it.
-    stop.abort();
   }
   writeAll(out);
   return { answered: true };

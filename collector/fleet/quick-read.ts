@@ -75,16 +75,15 @@ export function quickReader(runner: Pick<TmuxRunner, 'runChain'>): () => Promise
   };
 }
 
-/** Why a client got no outputs: nobody listens, the collector refused, the bytes were not an answer, time ran out, or the asker let go. */
-export type QuickReadMiss = 'absent' | 'refused' | 'malformed' | 'timeout' | 'cancelled';
+/** Why a client got no outputs: nobody listens, the collector refused, the bytes were not an answer, or time ran out. */
+export type QuickReadMiss = 'absent' | 'refused' | 'malformed' | 'timeout';
 export type QuickReadAnswer = { ok: true; outs: string[] } | { ok: false; why: QuickReadMiss };
 
 /**
  * Ask the collector listening on `path` for the quick read. Never throws and never takes longer
- * than `deadlineMs`; every miss means "read tmux yourself". Aborting `signal` ends it at once (an
- * asker that sent early and then declined must not wait for the answer it no longer wants).
+ * than `deadlineMs`; every miss means "read tmux yourself".
  */
-export function askQuickRead(path: string, deadlineMs = QUICK_READ_DEADLINE_MS, signal?: AbortSignal): Promise<QuickReadAnswer> {
+export function askQuickRead(path: string, deadlineMs = QUICK_READ_DEADLINE_MS): Promise<QuickReadAnswer> {
   return new Promise((done) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -101,7 +100,6 @@ export function askQuickRead(path: string, deadlineMs = QUICK_READ_DEADLINE_MS, 
       done(a);
     }
     const miss = (why: QuickReadMiss) => () => finish({ ok: false, why });
-    signal?.addEventListener('abort', miss('cancelled'), { once: true });
     s.once('connect', () => s.write(`${QUICK_READ_LINE}\n`));
     s.once('error', miss('absent'));
     s.on('data', (c: Buffer) => {

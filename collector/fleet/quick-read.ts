@@ -9,7 +9,9 @@
 // JSON, `{"schema":1,"outs":[…]}`, or the single NAK byte when the collector cannot read tmux now
 // or already has enough reads in flight. Anything else the client gets is treated as no answer.
 
+import { lstatSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
+import { dirname } from 'node:path';
 import { SETTLED_READ } from '../engine/settled-read.js';
 import type { TmuxRunner } from '../tmux/runner.js';
 import { NAK, QUICK_READ_LINE } from './wake.js';
@@ -80,8 +82,18 @@ export type QuickReadMiss = 'absent' | 'refused' | 'malformed' | 'timeout';
 export type QuickReadAnswer = { ok: true; outs: string[] } | { ok: false; why: QuickReadMiss };
 
 /**
+ * The socket's folder is a directory of this user's that nobody else may enter, as listenWake
+ * makes it: a folder someone else made first (in a shared /tmp) could hold a socket that lies.
+ */
+export function privateFolder(path: string): boolean {
+  const st = lstatSync(dirname(path), { throwIfNoEntry: false });
+  return st !== undefined && st.isDirectory() && st.uid === (process.getuid?.() ?? st.uid) && (st.mode & 0o077) === 0;
+}
+
+/**
  * Ask the collector listening on `path` for the quick read. Never throws and never takes longer
- * than `deadlineMs`; every miss means "read tmux yourself".
+ * than `deadlineMs`; every miss means "read tmux yourself". A socket in a folder that is not
+ * private (privateFolder) counts as absent.
  */
 export function askQuickRead(path: string, deadlineMs = QUICK_READ_DEADLINE_MS): Promise<QuickReadAnswer> {
   return new Promise((done) => {
@@ -89,6 +101,7 @@ export function askQuickRead(path: string, deadlineMs = QUICK_READ_DEADLINE_MS):
     let size = 0;
     let s: Socket;
     try {
+      if (!privateFolder(path)) return done({ ok: false, why: 'absent' });
       s = createConnection(path);
     } catch {
       return done({ ok: false, why: 'absent' });

@@ -3,7 +3,7 @@
 // failure), and the client's decisions against real unix sockets that answer right, refuse,
 // answer garbage, answer too much, or never answer; every miss must come back in bounded time.
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -157,6 +157,14 @@ describe('the client', () => {
     // A document cut short by the collector closing is not an answer either.
     expect(await askQuickRead(await fake((_, s) => s.end(encodeQuickRead(OUTS).slice(0, 20))))).toEqual({ ok: false, why: 'malformed' });
     expect(await askQuickRead(await fake((_, s) => s.end()))).toEqual({ ok: false, why: 'malformed' });
+  });
+
+  it('does not ask through a folder others can enter (someone else may have made it first)', async () => {
+    const p = await fake((_, s) => s.end(encodeQuickRead(OUTS)));
+    chmodSync(dir, 0o755);
+    expect(await askQuickRead(p)).toEqual({ ok: false, why: 'absent' });
+    chmodSync(dir, 0o700);
+    expect(await askQuickRead(p)).toEqual({ ok: true, outs: OUTS });
   });
 
   it('gives up at its deadline on a collector that accepts and never answers, or never ends its line', async () => {

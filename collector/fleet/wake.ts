@@ -2,7 +2,9 @@
 // listens on, so the change is published at once instead of on the next poll. The socket is
 // named after the tmux server it belongs to, which both sides can compute without talking.
 // The same socket takes whole hook events (`bin/tma-hook-send.py`): the collector stamps them
-// with its already-attached tmux client, which spares the hook a Node start-up.
+// with its already-attached tmux client, which spares the hook a Node start-up. The quick
+// `tma status` asks it for its one tmux read (quick-read.ts), which the collector runs on that
+// same client, so the status starts no tmux process.
 //
 // Measured on the project machine: poke → collector cycle start ≈ 1 ms; a full `tma event` to
 // the frame at the hub is dominated by the event process's own start-up.

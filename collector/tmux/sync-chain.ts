@@ -32,12 +32,12 @@ function markerNonce(): string {
 
 /**
  * node:child_process, loaded on first use: a quick status that the collector answers never spawns,
- * and loading it costs that short-lived process about a millisecond. Node before 20.16 has no
- * getBuiltinModule; there the call fails and the quick status declines to the full path.
+ * and loading it costs that short-lived process about a millisecond. A Node 20 older than 20.16
+ * has no getBuiltinModule; the CommonJS bundle then uses its require.
  */
 function childProcess(): typeof ChildProcess {
-  const cp = process.getBuiltinModule?.('node:child_process') as typeof ChildProcess | undefined;
-  if (!cp) throw new TmuxError('failed', '', 'this Node has no process.getBuiltinModule');
+  const cp = (process.getBuiltinModule?.('node:child_process') as typeof ChildProcess | undefined) ?? (typeof require === 'function' ? (require('node:child_process') as typeof ChildProcess) : undefined);
+  if (!cp) throw new TmuxError('failed', '', 'cannot load node:child_process here');
   return cp;
 }
 

@@ -49,7 +49,8 @@ async function traced(args: string[], env: Record<string, string>): Promise<{ st
 /** Prometheus seconds-in-state move with the clock between two runs. */
 const steady = (s: string) => s.replace(/(tma_agent_state_seconds\{[^}]*\}) [0-9.]+/g, '$1 S');
 
-it('answers from the heartbeat without the engine, byte for byte as the full path, and falls back when it is stale or absent', async () => {
+/** A claude stand-in (idle), a codex one (blocked) and a shell, with `toml` as config.toml; the environment of every run. */
+async function twoAgents(toml: string) {
   const claude = t.start();
   const codex = t.newPane();
   t.newPane();
@@ -57,9 +58,23 @@ it('answers from the heartbeat without the engine, byte for byte as the full pat
   await t.standIn(codex, 'codex', SCREENS.codexBlocked);
   const cfg = join(t.dir, 'cfg');
   mkdirSync(join(cfg, 'tma'), { recursive: true });
-  writeFileSync(join(cfg, 'tma', 'config.toml'), '[status]\nidle = { glyph = "I#", color = "colour33" }\nblocked = { glyph = "B" }\n');
+  writeFileSync(join(cfg, 'tma', 'config.toml'), toml);
   const env = { XDG_CACHE_HOME: join(t.dir, 'cache'), XDG_CONFIG_HOME: cfg, XDG_RUNTIME_DIR: join(t.dir, 'run'), TMUX: '' };
-  const server = ['-L', t.name];
+  return { claude, codex, env, server: ['-L', t.name] };
+}
+
+/** The README's main job: a hub with this machine's own collector, following the scratch server. */
+function startHub(env: Record<string, string>, server: string[]): ChildProcessWithoutNullStreams {
+  const c = spawn(process.execPath, [join(REPO, 'bin/tma.js'), 'hub', '--listen', '127.0.0.1:0', ...server], {
+    env: { ...process.env, ...env, TMA_HUB: '', TMA_HUB_TOKEN: '', TMUX_PANE: '' },
+  });
+  c.stdout.resume();
+  c.stderr.resume();
+  return c;
+}
+
+it('answers from the heartbeat without the engine, byte for byte as the full path, and falls back when it is stale or absent', async () => {
+  const { claude, codex, env, server } = await twoAgents('[status]\nidle = { glyph = "I#", color = "colour33" }\nblocked = { glyph = "B" }\n');
   const engine = chunksWith('stores set-option -F formats literally');
   const manifests = chunksWith('function loadAgentManifestsCached(');
   const quick = join(BUNDLE, 'status-fast.cjs');
@@ -67,12 +82,7 @@ it('answers from the heartbeat without the engine, byte for byte as the full pat
   // A config.toml is validated once by a full run, as on any machine after the first.
   expect((await tma([...server, 'status'], { env: { ...env, TMA_QUICK_STATUS: '0' } })).code).toBe(0);
 
-  // The README's main job: a hub with this machine's own collector, following the scratch server.
-  collector = spawn(process.execPath, [join(REPO, 'bin/tma.js'), 'hub', '--listen', '127.0.0.1:0', ...server], {
-    env: { ...process.env, ...env, TMA_HUB: '', TMA_HUB_TOKEN: '', TMUX_PANE: '' },
-  });
-  collector.stdout.resume();
-  collector.stderr.resume();
+  collector = startHub(env, server);
   const heartbeat = () => Number(t.tmux('show-options', '-sqv', '@tma_collector_at').trim()) || 0;
   await waitFor(
     () => Date.now() - heartbeat() < 2000 && t.option(claude, '@agent_state') === 'idle' && t.option(codex, '@agent_state') === 'blocked',
@@ -123,17 +133,9 @@ it('answers from the heartbeat without the engine, byte for byte as the full pat
 }, 90_000);
 
 it('asks the running collector over its wake socket and spawns no tmux; a hung, garbled or stale collector still gets the right answer', async () => {
-  const claude = t.start();
-  const codex = t.newPane();
-  await t.standIn(claude, 'claude', SCREENS.claudeIdle);
-  await t.standIn(codex, 'codex', SCREENS.codexBlocked);
   // A 60 s window: the collector renews its heartbeat every 30 s, so the test can age it by hand
   // (the stale case) without the collector writing it back at once.
-  const cfg = join(t.dir, 'cfg');
-  mkdirSync(join(cfg, 'tma'), { recursive: true });
-  writeFileSync(join(cfg, 'tma', 'config.toml'), '[fold]\nfreshness_secs = 60\n[status]\nidle = { glyph = "I#" }\n');
-  const env = { XDG_CACHE_HOME: join(t.dir, 'cache'), XDG_CONFIG_HOME: cfg, XDG_RUNTIME_DIR: join(t.dir, 'run'), TMUX: '' };
-  const server = ['-L', t.name];
+  const { claude, codex, env, server } = await twoAgents('[fold]\nfreshness_secs = 60\n[status]\nidle = { glyph = "I#" }\n');
   const engine = chunksWith('stores set-option -F formats literally');
   const quick = join(BUNDLE, 'status-fast.cjs');
   const wake = wakeSocketPath(canonicalSocketPath(t.socketPath()), wakeDir(env));
@@ -152,11 +154,7 @@ it('asks the running collector over its wake socket and spawns no tmux; a hung, 
   };
   expect((await tma([...server, 'status'], { env: { ...env, TMA_QUICK_STATUS: '0' } })).code).toBe(0);
 
-  collector = spawn(process.execPath, [join(REPO, 'bin/tma.js'), 'hub', '--listen', '127.0.0.1:0', ...server], {
-    env: { ...process.env, ...env, TMA_HUB: '', TMA_HUB_TOKEN: '', TMUX_PANE: '' },
-  });
-  collector.stdout.resume();
-  collector.stderr.resume();
+  collector = startHub(env, server);
   const heartbeat = () => Number(t.tmux('show-options', '-sqv', '@tma_collector_at').trim()) || 0;
   const PLAIN = '⚑1 I#1\n';
   await waitFor(

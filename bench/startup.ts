@@ -7,8 +7,12 @@
 //   with a config.toml; ls --json; the event fallback);
 // - with `tma hub` (the README's main job, its local collector following the scratch server)
 //   started by the bench and ended by it: status takes the quick path while the collector's
-//   heartbeat is fresh; rows for a config.toml, json, the full path forced (TMA_QUICK_STATUS=0),
-//   ls --json, and the floor of any status: a CommonJS node start plus one tmux client.
+//   heartbeat is fresh, and asks the collector over its wake socket for its read; rows for a
+//   config.toml, json, the quick path reading tmux itself (TMA_QUICK_STATUS=tmux, the way before
+//   the socket), the full path forced (TMA_QUICK_STATUS=0), ls --json, and two floors: a
+//   CommonJS node start plus one tmux client, and plus one round trip on the wake socket (the
+//   same request a status sends, so the collector's read is in it). The collector's own CPU over
+//   the phase, per request it answered, is printed under the table: that work moved there.
 // Wall time and CPU time (user + sys of the process and the tmux clients it waits for, from
 // wait4's rusage) per command: median and p90, and the ratio of medians. Then the modules each
 // verb loads (test/support/module-trace.mjs). Commands run with a minimal environment: a variable
@@ -21,6 +25,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { canonicalSocketPath, wakeDir, wakeSocketPath } from '../collector/fleet/wake.js';
 import { REPO, ScratchTmux } from '../test/support/scratch-tmux.js';
 import { atBenchExit } from './scratch-server.js';
 
@@ -148,13 +153,20 @@ async function main(): Promise<void> {
       if (Date.now() > deadline) throw new Error('the hub\'s collector never wrote a fresh heartbeat');
       await new Promise((r) => setTimeout(r, 100));
     }
+    const wake = wakeSocketPath(canonicalSocketPath(t.socketPath()), wakeDir(env));
+    // The same request and reading as the quick status's (collector/fleet/quick-read.ts), bare.
+    const roundTrip = `const s = require('node:net').createConnection(${JSON.stringify(wake)}); let n = 0;
+      s.on('connect', () => s.write('TMAQ\\n')); s.on('data', (c) => { n += c.length; if (c.includes(10)) s.destroy(); });
+      s.on('close', () => { if (n < 2) process.exitCode = 1; });`;
     const withCollector: [string, string[], Record<string, string>][] = [
       ['node -e 0', [process.execPath, '-e', '0'], {}],
-      // The least any status can cost: a CommonJS node start and one tmux client.
+      // The least any status can cost: a CommonJS node start and one tmux client, or one round trip on the wake socket.
       ['node+1 tmux', [process.execPath, '-e', `require('node:child_process').spawnSync('tmux', ['-L', ${JSON.stringify(t.name)}, 'list-panes', '-a'])`], {}],
+      ['node+1 socket', [process.execPath, '-e', roundTrip], {}],
       ['tma status', [...tma, '-L', t.name, 'status'], {}],
       ['  +config.toml', [...tma, '-L', t.name, 'status'], { TMA_CONFIG: config }],
       ['  --format json', [...tma, '-L', t.name, 'status', '--format', 'json'], {}],
+      ['  via tmux', [...tma, '-L', t.name, 'status'], { TMA_QUICK_STATUS: 'tmux' }],
       ['  full path', [...tma, '-L', t.name, 'status'], { TMA_QUICK_STATUS: '0' }],
       ['tma ls --json', [...tma, '-L', t.name, 'ls', '--json'], {}],
     ];
@@ -162,7 +174,13 @@ async function main(): Promise<void> {
       const old = [process.execPath, join(before, 'bin/tma.js')];
       withCollector.push(['before: status', [...old, '-L', t.name, 'status'], { XDG_CACHE_HOME: join(dir, 'cache-before') }]);
     }
+    const hubCpu = () => readFileSync(`/proc/${hub.pid}/stat`, 'utf8').split(') ')[1]!.split(' ').slice(11, 13).reduce((a, b) => a + Number(b), 0);
+    const cpuBefore = hubCpu();
     const phase2 = measure('collector running (tma hub): status takes the heartbeat\'s word', withCollector, env);
+    // Each socket row is run once to warm up and ROUNDS times measured; the module trace runs the status rows once more.
+    const asked = 4 * (ROUNDS + 1) + 3;
+    const ticks = hubCpu() - cpuBefore;
+    phase2[1].push(`collector (tma hub) CPU over the phase: ${ticks * 10} ms (at 100 ticks/s), ≤ ${((ticks * 10) / asked).toFixed(1)} ms per socket request (${asked} requests, idle work included)`);
     hub.kill('SIGTERM');
     for (const [title, rows] of [phase1, phase2] as const) {
       console.log(`\n${title}`);

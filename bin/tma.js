@@ -25,8 +25,11 @@ if (built === undefined && bundled === undefined) {
 const useBundle = bundled !== undefined && (built === undefined || bundled >= built);
 const argv = process.argv.slice(2);
 
-/** The quick status's result ({ answered } and maybe the tmux read it made), or null when not tried. */
-function quick() {
+/**
+ * The quick status's result ({ answered } and maybe the read it made), or null when not tried. It
+ * waits at most a short deadline for a running collector's answer, then reads tmux itself.
+ */
+async function quick() {
   // TMA_QUICK_STATUS=0 always takes the full path (to compare the two).
   if (!useBundle || !argv.includes('status') || process.env.TMA_QUICK_STATUS === '0') return null;
   let fast;
@@ -35,13 +38,20 @@ function quick() {
   } catch {
     return null;
   }
-  return fast.quickStatus(argv, process.env, bundleDir);
+  try {
+    return await fast.quickStatus(argv, process.env, bundleDir);
+  } catch {
+    return null;
+  }
 }
 
-const q = quick();
-if (!q?.answered) {
+function full(q) {
   const { pathToFileURL } = require('node:url');
   import(pathToFileURL(useBundle ? bundle : modules).href).then(async ({ run }) => {
     process.exitCode = await run(argv, { statusListing: q?.listing });
   });
 }
+
+quick().then((q) => {
+  if (!q?.answered) full(q);
+});

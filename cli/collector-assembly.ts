@@ -18,6 +18,7 @@ import { NotifyOutbox } from '../collector/notify/outbox.js';
 import { actionsByAgent } from '../collector/fleet/actions-by-agent.js';
 import { remoteActHandler, remoteAllowed } from '../collector/fleet/remote-act.js';
 import { canonicalSocketPath, listenWake, wakeDir, wakeSocketPath, type HookDelivery } from '../collector/fleet/wake.js';
+import { quickReader } from '../collector/fleet/quick-read.js';
 import { loadActions } from '../collector/manifest-files.js';
 import { OutputWatch } from '../collector/tmux/control-output.js';
 import { readProcesses } from '../collector/tmux/proc-table.js';
@@ -194,7 +195,12 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
       engine.watchOutput(() => watch.sessions().length > 0);
       let l: { close(): void } | null = null;
       try {
-        l = await listenWake(path, wake, { onEvent, history: () => JSON.stringify(engine.transitions.document()) });
+        l = await listenWake(path, wake, {
+          onEvent,
+          history: () => JSON.stringify(engine.transitions.document()),
+          // The quick `tma status` reads through this collector's own control client instead of spawning tmux.
+          quickRead: quickReader(engine.runner),
+        });
         if (!l) log(`another collector answers hook wake-ups for ${socketPath}; this one sees them on its poll`);
       } catch (e) {
         log(`no hook wake-ups for ${socketPath}: ${(e as Error).message}`);

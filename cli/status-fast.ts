@@ -1,11 +1,14 @@
 // The quick `tma status`: what a status bar runs every few seconds, on a host whose collector
-// keeps the server's heartbeat fresh. One tmux call reads the stamps and the heartbeat, and the
-// rows are counted and rendered by the same code as the full path (collector/engine/settled-read,
+// keeps the server's heartbeat fresh. It asks that collector, over the server's wake socket, for
+// the outputs of the one tmux chain it needs (collector/fleet/quick-read.ts: the collector runs it
+// on the control client it already holds); with no collector answering in time it runs that chain
+// itself, as one tmux call. Either way the rows are judged with this process's clock and counted
+// and rendered by the same code as the full path (collector/engine/settled-read,
 // shared/status-format). Bundled on its own as one CommonJS file (tools/bundle-cli.mjs) that
 // bin/tma.js requires before anything else; it loads no engine, no manifests and no validator.
 // Whenever the answer could differ from a full cycle's (no fresh heartbeat, a stamp to look at
 // again, a config not validated yet, a flag it does not handle, any error), it writes nothing and
-// declines: the full path runs, and reuses its tmux read when it got that far.
+// declines: the full path runs, and reuses the read when it got that far.
 
 import { readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,9 +18,11 @@ import { cachedConfig, configEntryName, fileStamp } from '../collector/config/co
 import { DEFAULT_CONFIG, type Config } from '../collector/config/config-types.js';
 import { configPath } from '../collector/config/load-config.js';
 import { settledRows, SETTLED_READ } from '../collector/engine/settled-read.js';
+import { askQuickRead } from '../collector/fleet/quick-read.js';
+import { canonicalSocketPath, socketPathOfTarget, wakeDir, wakeSocketPath } from '../collector/fleet/wake.js';
 import { hostName } from '../collector/tmux/host.js';
 import { runChainSync } from '../collector/tmux/sync-chain.js';
-import { resolveTarget, tmuxBin } from '../collector/tmux/target.js';
+import { resolveTarget, tmuxBin, type ServerTarget } from '../collector/tmux/target.js';
 import { parseArgv, STATUS_OPTS, str } from './args.js';
 import { selectorFrom } from './selector-opts.js';
 
@@ -61,10 +66,20 @@ export type QuickResult = { answered: true } | { answered: false; listing?: read
 const DECLINED: QuickResult = { answered: false };
 
 /**
+ * The outputs of SETTLED_READ from the server's collector, over its wake socket, or null when it
+ * does not answer them in time (any miss). TMA_QUICK_STATUS=tmux skips the collector, to compare.
+ */
+async function askCollector(target: ServerTarget, env: NodeJS.ProcessEnv): Promise<string[] | null> {
+  if (env.TMA_QUICK_STATUS === 'tmux') return null;
+  const answer = await askQuickRead(wakeSocketPath(canonicalSocketPath(socketPathOfTarget(target, env)), wakeDir(env)));
+  return answer.ok ? answer.outs : null;
+}
+
+/**
  * Answer `tma <argv>` if it is a local status the heartbeat vouches for, else decline and let the
  * full path run. `bundleDir` holds the bundle's chunks.
  */
-export function statusFast(argv: readonly string[], env: NodeJS.ProcessEnv, bundleDir: string, configChunk: string): QuickResult {
+export async function statusFast(argv: readonly string[], env: NodeJS.ProcessEnv, bundleDir: string, configChunk: string): Promise<QuickResult> {
   if (env.TMA_HUB) return DECLINED;
   let out: string;
   try {
@@ -82,7 +97,8 @@ export function statusFast(argv: readonly string[], env: NodeJS.ProcessEnv, bund
     const config = quickConfig(str(p.globals.config), env, join(bundleDir, configChunk));
     if (config === null) return DECLINED;
     const target = resolveTarget({ socketName: names[0], socketPath: paths[0], env });
-    const outs = runChainSync(target, tmuxBin(env, config.tmuxBin), SETTLED_READ, { env });
+    // The collector's read when it answers in time, else one tmux call of our own (throws on a tmux error).
+    const outs = (await askCollector(target, env)) ?? runChainSync(target, tmuxBin(env, config.tmuxBin), SETTLED_READ, { env });
     // After the read: a heartbeat the collector wrote while tmux answered is not from the future.
     const now = Date.now();
     const rows = settledRows(outs, now, config.fold.freshnessMs, hostName());
@@ -100,6 +116,6 @@ export function statusFast(argv: readonly string[], env: NodeJS.ProcessEnv, bund
 declare const TMA_CONFIG_CHUNK: string;
 
 /** The entry bin/tma.js calls from the bundled file; it declines outside the bundle. */
-export function quickStatus(argv: readonly string[], env: NodeJS.ProcessEnv, bundleDir: string): QuickResult {
+export async function quickStatus(argv: readonly string[], env: NodeJS.ProcessEnv, bundleDir: string): Promise<QuickResult> {
   return typeof TMA_CONFIG_CHUNK === 'string' ? statusFast(argv, env, bundleDir, TMA_CONFIG_CHUNK) : DECLINED;
 }

@@ -2,7 +2,9 @@
 // listens on, so the change is published at once instead of on the next poll. The socket is
 // named after the tmux server it belongs to, which both sides can compute without talking.
 // The same socket takes whole hook events (`bin/tma-hook-send.py`): the collector stamps them
-// with its already-attached tmux client, which spares the hook a Node start-up.
+// with its already-attached tmux client, which spares the hook a Node start-up. The quick
+// `tma status` asks it for its one tmux read (quick-read.ts), which the collector runs on that
+// same client, so the status starts no tmux process.
 //
 // Measured on the project machine: poke → collector cycle start ≈ 1 ms; a full `tma event` to
 // the frame at the hub is dominated by the event process's own start-up.
@@ -93,6 +95,8 @@ export type OnHookEvent = (ev: HookDelivery) => Promise<boolean>;
 export const EVENT_MAGIC = 'TMA1 ';
 /** A request for the collector's transition history: this line alone, then a newline. */
 export const HISTORY_LINE = 'TMAH';
+/** The quick status's request for the outputs of its tmux read (quick-read.ts): this line alone, then a newline. */
+export const QUICK_READ_LINE = 'TMAQ';
 export const ACK = 0x06;
 export const NAK = 0x15;
 /** Opens a history answer: this byte, the document's length (u32 little-endian), the document. */
@@ -145,7 +149,7 @@ function withDeadline(work: Promise<boolean>, ms: number): Promise<boolean> {
  * One connection: closed without a byte it is a poke, as it always was; a `TMA1` line is an event
  * answered with exactly one byte. Anything else is refused rather than guessed at.
  */
-function serve(sock: Socket, onWake: () => void, onEvent: OnHookEvent | undefined, deadlineMs: number, history?: () => string): void {
+function serve(sock: Socket, onWake: () => void, onEvent: OnHookEvent | undefined, deadlineMs: number, history?: () => string, quickRead?: () => Promise<string | null>): void {
   const parts: Buffer[] = [];
   let size = 0;
   let done = false;
@@ -179,7 +183,8 @@ function serve(sock: Socket, onWake: () => void, onEvent: OnHookEvent | undefine
     size += take.length;
     // Refuse early: a stranger's bytes or an oversized line are not buffered to the end.
     const head = Buffer.concat(parts, Math.min(size, EVENT_MAGIC.length)).toString('latin1');
-    if ((!EVENT_MAGIC.startsWith(head) && !`${HISTORY_LINE}\n`.startsWith(head)) || size > MAX_EVENT_LINE) return reply(NAK);
+    const known = EVENT_MAGIC.startsWith(head) || `${HISTORY_LINE}\n`.startsWith(head) || `${QUICK_READ_LINE}\n`.startsWith(head);
+    if (!known || size > MAX_EVENT_LINE) return reply(NAK);
     if (nl < 0) return;
     settle();
     const line = Buffer.concat(parts, size).toString('utf8');
@@ -190,6 +195,14 @@ function serve(sock: Socket, onWake: () => void, onEvent: OnHookEvent | undefine
       head[0] = HISTORY;
       head.writeUInt32LE(doc.length, 1);
       sock.end(Buffer.concat([head, doc]));
+      return;
+    }
+    if (line === QUICK_READ_LINE) {
+      // One read per connection; the reader bounds how many run at once and how long each may take.
+      if (!quickRead) return reply(NAK);
+      void quickRead().then((answer) => {
+        if (!sock.destroyed) sock.end(answer ?? Buffer.from([NAK]));
+      });
       return;
     }
     const ev = line.startsWith(EVENT_MAGIC) ? parseHookDelivery(line.slice(EVENT_MAGIC.length)) : null;
@@ -207,6 +220,8 @@ export interface ListenWakeOptions {
   deadlineMs?: number;
   /** The transition history document (JSON) a `TMAH` request gets; without it, NAK. */
   history?: () => string;
+  /** The quick status's read (quick-read.ts: `quickReader`) a `TMAQ` request gets; without it, NAK. */
+  quickRead?: () => Promise<string | null>;
 }
 
 /**
@@ -225,7 +240,7 @@ export async function listenWake(path: string, onWake: () => void, opts: ListenW
       // Raced with another collector; listen() below reports it.
     }
   }
-  const server: Server = createServer((sock) => serve(sock, onWake, opts.onEvent, opts.deadlineMs ?? EVENT_DEADLINE_MS, opts.history));
+  const server: Server = createServer((sock) => serve(sock, onWake, opts.onEvent, opts.deadlineMs ?? EVENT_DEADLINE_MS, opts.history, opts.quickRead));
   const ok = await new Promise<boolean>((done) => {
     server.once('error', () => done(false));
     server.listen(path, () => done(true));

@@ -4,7 +4,8 @@
 // the caches (XDG_CACHE_HOME, private too) are warmed once first, as they are on any machine
 // after the first run. Two phases, each with its own `node -e 0`:
 // - no collector: every status looks for itself (status from the bundle, from the tsc output,
-//   with a config.toml; ls --json; the event fallback);
+//   with a config.toml; ls --json; the event fallback), next to its floor: a CommonJS node start
+//   plus the three tmux clients such a status starts (listing, captures, writes);
 // - with `tma hub` (the README's main job, its local collector following the scratch server)
 //   started by the bench and ended by it: status takes the quick path while the collector's
 //   heartbeat is fresh, and asks the collector over its wake socket for its read; rows for a
@@ -98,6 +99,12 @@ function measure(title: string, cmds: [string, string[], Record<string, string>]
   return [title, lines];
 }
 
+/** A node script that starts the three tmux clients a status without a collector needs. */
+function floorOfOwnLook(server: string, pane: string): string {
+  const calls = [['list-panes', '-a'], ['capture-pane', '-p', '-e', '-t', pane], ['set-option', '-s', '@tma_bench_floor', '1']];
+  return `const { spawnSync } = require('node:child_process'); for (const c of ${JSON.stringify(calls)}) spawnSync('tmux', ['-L', ${JSON.stringify(server)}, ...c]);`;
+}
+
 async function main(): Promise<void> {
   const t = new ScratchTmux('bench-start');
   atBenchExit(() => t.kill());
@@ -123,6 +130,9 @@ async function main(): Promise<void> {
     // The unbundled row runs the same status from the tsc output (dist/cli/), for comparison.
     const cmds: [string, string[], Record<string, string>][] = [
       ['node -e 0', [process.execPath, '-e', '0'], {}],
+      // The least a status that looks for itself can cost: a CommonJS node start and three tmux
+      // clients (the listing, the captures, the writes), as many as its cycle starts.
+      ['node+3 tmux', [process.execPath, '-e', floorOfOwnLook(t.name, first)], {}],
       ['tma status', [...tma, '-L', t.name, 'status'], {}],
       ['  unbundled', [...tma, '-L', t.name, 'status'], { TMA_BUNDLE: '0' }],
       ['  +config.toml', [...tma, '-L', t.name, 'status'], { TMA_CONFIG: config }],

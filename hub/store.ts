@@ -154,6 +154,8 @@ export class FleetStore {
   /** Rows changed since the last `takeChanges`, with what they were before; null while nobody reads. */
   private journal: Map<string, { host: string; server: string; pane: string; before: RowSeen | null }> | null = null;
   private journalHosts = new Set<string>();
+  /** Hosts whose pieces or status text a change dropped, for `prepare`. */
+  private readonly unbuilt = new Set<HostRecord>();
 
   constructor(opts: FleetStoreOptions = {}) {
     this.clock = opts.clock ?? Date.now;
@@ -215,7 +217,26 @@ export class FleetStore {
   private hostChanged(h: HostRecord, rows: boolean): void {
     h.statusText = null;
     if (rows) h.pieces = null;
+    this.unbuilt.add(h);
     if (this.journal) this.journalHosts.add(h.host);
+  }
+
+  /**
+   * Encode now what changed since the last call: the row pieces and status text of every host
+   * that changed. A full read then only strings the pieces together: left to the read, at 1,000
+   * updates/s this was most of the hosts and 10–40 ms of work before the first byte went out.
+   * Reads stay correct without it (they build what is missing); this only moves the work.
+   */
+  prepare(): number {
+    let built = 0;
+    for (const h of this.unbuilt) {
+      if (this.hosts.get(h.host) !== h) continue;
+      this.piecesOf(h);
+      this.hostStatusText(h.host);
+      built++;
+    }
+    this.unbuilt.clear();
+    return built;
   }
 
   private changed(): void {
@@ -364,7 +385,10 @@ export class FleetStore {
     h.seq = f.seq;
     // The host's status shows only its row count: rows that changed in place leave it as it was.
     if (moved && slot.rows.size !== count) this.hostChanged(h, true);
-    else if (moved) h.pieces = null;
+    else if (moved) {
+      h.pieces = null;
+      this.unbuilt.add(h);
+    }
     this.changed();
     return { ok: true, applied: true };
   }

@@ -87,6 +87,24 @@ async function main(): Promise<void> {
     ),
   );
   await Promise.all([...subProcs, readerProc].map((s) => ask(s, { url: hub.url, token: viewer })));
+  // The reader turns the warming of the store's pieces off and on between its reads, to time the
+  // way reads went before (every host changed since the last read encoded by the read) beside now.
+  const warmer = hub.store.prepare;
+  readerProc.on('message', (m: { warming?: boolean }) => {
+    if (m.warming === undefined) return;
+    hub.store.prepare = m.warming ? warmer : () => 0;
+    readerProc.send({ warmingAck: m.warming });
+  });
+  const askReader = (m: Msg) =>
+    new Promise<AgentsReport>((resolve) => {
+      const got = (r: Msg): void => {
+        if (!('lean' in r)) return;
+        readerProc.off('message', got);
+        resolve(r as unknown as AgentsReport);
+      };
+      readerProc.on('message', got);
+      readerProc.send(m);
+    });
   // The hub's own view of the phase: event-loop delay, each flush's synchronous time, GC pauses.
   const loop = monitorEventLoopDelay({ resolution: 5 });
   loop.enable();
@@ -123,6 +141,7 @@ async function main(): Promise<void> {
   console.log('edge/changes: send → arrival at one sampling stream per mode and process; hub loop: the hub\'s event-loop delay p99/max ms over the phase;');
   console.log('  flush: the hub\'s synchronous time per stream flush p99/max ms (count); gc: the hub\'s GC pauses total/max ms, and its mark-compacts; samplers loop: the subscriber processes\' event-loop delay p99/max ms');
   console.log('/v1/agents: full reads over HTTP while updates flow, from a process of their own: lean = node:http counting bytes, curl = curl\'s time_total;');
+  console.log('  each round reads with curl twice, 250 ms into updates with the store\'s pieces warmed (the hub now) and not (before), in alternating order; first byte: curl\'s time_starttransfer;');
   console.log('  stringify: a bare JSON.stringify of the same rows; floor: the same bytes from a bare node:http server in another process (lean/curl), the loopback and client floor');
   console.log('offered    sent  subscribers              applied  hub CPU  ms/1k  RSS MB  heap/ext MB  edge p50/p99 ms  changes p50/p99 ms  hub loop p99/max  dropped');
 
@@ -149,7 +168,7 @@ async function main(): Promise<void> {
     const sending = Promise.all(genProcs.map((g) => ask(g, { rate: rate / gens, secs, batch })));
     await new Promise((r) => setTimeout(r, (secs * 1000) / 5));
     // Reads go on while updates flow; the rate and CPU are taken over the sending window only.
-    const reading = ask(readerProc, { cmd: 'agents', rounds: reads }) as unknown as Promise<AgentsReport>;
+    const reading = askReader({ cmd: 'agents', rounds: reads });
     const sent = (await sending) as unknown as { rows: number; secs: number }[];
     const sendingEnded = Date.now();
     const sentFrames = sent.reduce((a, s) => a + s.rows / batch, 0);
@@ -187,7 +206,8 @@ async function main(): Promise<void> {
     );
     if (reads === 0) return { applied };
     console.log(
-      `         /v1/agents (${(agents.bytes / 1e6).toFixed(1)} MB, median of ${agents.lean.length}): lean ${lean.toFixed(0)} ms, curl ${p50(agents.curl).toFixed(0)} ms; ` +
+      `         /v1/agents (${(agents.bytes / 1e6).toFixed(1)} MB, median of ${agents.lean.length}): lean ${lean.toFixed(0)} ms, curl ${p50(agents.curl).toFixed(0)} ms [${agents.curl.map(f).join(' ')}], first byte ${p50(agents.curlFirst).toFixed(0)} ` +
+        `(pieces not warmed, as before: curl ${p50(agents.curlOld).toFixed(0)} ms [${agents.curlOld.map(f).join(' ')}], first byte ${p50(agents.curlOldFirst).toFixed(0)}); ` +
         `stringify ${p50(agents.stringify).toFixed(0)} ms (lean ×${(lean / p50(agents.stringify)).toFixed(2)}); ` +
         `floor lean ${p50(agents.floorLean).toFixed(0)} ms (×${(lean / p50(agents.floorLean)).toFixed(2)}), floor curl ${p50(agents.floorCurl).toFixed(0)} ms (curl ×${(p50(agents.curl) / p50(agents.floorCurl)).toFixed(2)})` +
         (agents.failed ? `; ${agents.failed} failed` : '') +

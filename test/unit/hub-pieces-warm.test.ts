@@ -100,4 +100,35 @@ describe('prepared fleet pieces', () => {
       expect(built).not.toHaveBeenCalled();
     }
   }, 60_000);
+
+  it('warms only while whole documents are being read: a hub nobody reads encodes nothing ahead', async () => {
+    let now = 1_000;
+    const { store, change } = fleet(20, () => now);
+    stops.push(warmPieces(store, 5, 1_000));
+    const settle = async (): Promise<void> => {
+      // Long enough for several warmer turns; when none was due this proves nothing went.
+      const until = Date.now() + 100;
+      while (Date.now() < until) await new Promise((res) => setTimeout(res, 5));
+    };
+    // Never read: changes are left for the first read.
+    for (let step = 0; step < 10; step++) change(step);
+    built.mockClear();
+    await settle();
+    expect(built).not.toHaveBeenCalled();
+    // Read once: the changes after it are warmed.
+    store.documentParts();
+    for (let step = 10; step < 20; step++) change(step);
+    built.mockClear();
+    const deadline = Date.now() + 10_000;
+    while (built.mock.calls.length === 0 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 5));
+    expect(built).toHaveBeenCalled();
+    // A minute of store clock later (here a second) nobody has read since: warming stops.
+    now += 1_001;
+    await settle();
+    for (let step = 20; step < 30; step++) change(step);
+    built.mockClear();
+    await settle();
+    expect(built).not.toHaveBeenCalled();
+    expect(store.documentText()).toBe(JSON.stringify(store.document()));
+  }, 60_000);
 });

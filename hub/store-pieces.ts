@@ -53,13 +53,14 @@ export interface HostPieces {
    * bytes are kept (not a string as well): nothing else reads a host's rows as one text.
    */
   bytes: Buffer[];
+  /** The same without the leading comma, for the document's first row: made once, shared by reads. */
+  firstBytes: Buffer[];
   stale: boolean;
 }
 
 /** A rank's rows as bytes; `first` leaves out the leading comma (the document's first row). */
 export function piecesBytes(p: HostPieces, rank: number, first: boolean): Buffer {
-  const b = p.bytes[rank]!;
-  return first ? b.subarray(1) : b;
+  return (first ? p.firstBytes : p.bytes)[rank]!;
 }
 
 /** Bytes of their own, outside Buffer's shared pool, so a kept piece never pins a pool slab. */
@@ -87,7 +88,7 @@ export function buildPieces(entries: Iterable<RowEntry>, stale: boolean): HostPi
     bytes.push(n ? all.subarray(at, at + n) : EMPTY);
     at += n;
   }
-  return { byRank, bytes, stale };
+  return { byRank, bytes, firstBytes: bytes.map((b) => (b.length ? b.subarray(1) : b)), stale };
 }
 
 const EMPTY = Buffer.alloc(0);

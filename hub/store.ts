@@ -72,7 +72,7 @@ interface HostRecord {
   /** This host's status as JSON, cut where `last_seen_ms` and `clock_offset_ms` go; null after any change to it. */
   statusText: [string, string, string] | null;
   /** The status as a read sends it (led by a comma), with what it was made from. */
-  statusBytes: { text: [string, string, string]; seen: number | null; lag: number | null; bytes: Buffer } | null;
+  statusBytes: { text: [string, string, string]; seen: number | null; lag: number | null; bytes: Buffer; first: Buffer } | null;
 }
 
 /** A row as a reader last saw it: what it held and whether its host was stale. */
@@ -590,15 +590,16 @@ export class FleetStore {
     return a + JSON.stringify(h.lastSeenMs) + b + JSON.stringify(h.lagMs === null ? null : h.lagMs === 0 ? 0 : -h.lagMs) + c;
   }
 
-  private statusBytes(h: HostRecord): Buffer {
+  /** A host's status as a read sends it: led by a comma, or not (`first`, the first host). */
+  private statusBytes(h: HostRecord, first = false): Buffer {
     const text = this.hostStatusText(h.host)!;
     const c = h.statusBytes;
-    if (c && c.text === h.statusText && c.seen === h.lastSeenMs && c.lag === h.lagMs) return c.bytes;
+    if (c && c.text === h.statusText && c.seen === h.lastSeenMs && c.lag === h.lagMs) return first ? c.first : c.bytes;
     // A few hundred bytes: from Buffer's pool, which is far cheaper to allocate from than a
     // buffer of its own; all the hosts' statuses together pin at most a pool slab each.
     const bytes = Buffer.from(`,${text}`, 'utf8');
-    h.statusBytes = { text: h.statusText!, seen: h.lastSeenMs, lag: h.lagMs, bytes };
-    return bytes;
+    h.statusBytes = { text: h.statusText!, seen: h.lastSeenMs, lag: h.lagMs, bytes, first: bytes.subarray(1) };
+    return first ? h.statusBytes.first : bytes;
   }
 
   document(selector: Selector = EMPTY_SELECTOR): FleetDocument {
@@ -646,8 +647,7 @@ export class FleetStore {
     // host's status (300 KB at 1,000 hosts) and encoding it cost a read more than all the rest.
     const tail: Buffer[] = [HOSTS_HEAD];
     for (const h of hosts) {
-      const b = this.statusBytes(h);
-      tail.push(tail.length === 1 ? b.subarray(1) : b);
+      tail.push(this.statusBytes(h, tail.length === 1));
     }
     tail.push(DOC_END);
     return [DOC_HEAD, ...agents, ...tail];

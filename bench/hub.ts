@@ -207,7 +207,7 @@ async function main(): Promise<void> {
     if (reads === 0) return { applied };
     console.log(
       `         /v1/agents (${(agents.bytes / 1e6).toFixed(1)} MB, median of ${agents.lean.length}): lean ${lean.toFixed(0)} ms, curl ${p50(agents.curl).toFixed(0)} ms [${agents.curl.map(f).join(' ')}], first byte ${p50(agents.curlFirst).toFixed(0)} ` +
-        `(pieces not warmed, as before: curl ${p50(agents.curlOld).toFixed(0)} ms [${agents.curlOld.map(f).join(' ')}], first byte ${p50(agents.curlOldFirst).toFixed(0)}); ` +
+        `(warming off, every host changed since the last read encoded by the read as before: curl ${p50(agents.curlOld).toFixed(0)} ms [${agents.curlOld.map(f).join(' ')}], first byte ${p50(agents.curlOldFirst).toFixed(0)}); ` +
         `stringify ${p50(agents.stringify).toFixed(0)} ms (lean ×${(lean / p50(agents.stringify)).toFixed(2)}); ` +
         `floor lean ${p50(agents.floorLean).toFixed(0)} ms (×${(lean / p50(agents.floorLean)).toFixed(2)}), floor curl ${p50(agents.floorCurl).toFixed(0)} ms (curl ×${(p50(agents.curl) / p50(agents.floorCurl)).toFixed(2)})` +
         (agents.failed ? `; ${agents.failed} failed` : '') +

@@ -132,7 +132,7 @@ async function main(): Promise<void> {
   const rows = n * PANES;
   const memLoaded = memory();
 
-  console.log(`hub bench: ${n} collectors × ${PANES} panes = ${rows} rows; ${secs}s per phase; ${gens} generator processes; ${fixedBatch ? `${fixedBatch} rows a delta frame` : 'rows a frame = rate ÷ hosts (1–20)'}; ${Math.round(share * 100)}% of updates change a state class`);
+  console.log(`hub bench: ${n} collectors × ${PANES} panes = ${rows} rows; ${secs}s per phase (${reads > 0 ? Math.max(secs, Math.ceil(secs / 5 + reads * 1.8)) : secs}s where ${reads} rounds of reads go on); ${gens} generator processes; ${fixedBatch ? `${fixedBatch} rows a delta frame` : 'rows a frame = rate ÷ hosts (1–20)'}; ${Math.round(share * 100)}% of updates change a state class`);
   console.log(`machine: ${cpus().length} cores, shared; load average at start ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   console.log(`hub memory after gc: empty hub rss ${mb(memEmpty.rss)} MB heap ${mb(memEmpty.heap)} MB; ${rows} rows loaded rss ${mb(memLoaded.rss)} MB heap ${mb(memLoaded.heap)} MB external ${mb(memLoaded.external)} MB (buffers ${mb(memLoaded.buffers)} MB)`);
   console.log('');
@@ -165,7 +165,10 @@ async function main(): Promise<void> {
       if (process.memoryUsage.rss() > peak.rss) peak = process.memoryUsage();
     }, 100);
     const batch = batchAt(rate);
-    const sending = Promise.all(genProcs.map((g) => ask(g, { rate: rate / gens, secs, batch })));
+    // Updates go on until the reads are done: every read is one taken while they flow. A round
+    // (lean read, two curl reads each 250 ms into updates, the floors) takes about 1.5 s.
+    const len = reads > 0 ? Math.max(secs, Math.ceil(secs / 5 + reads * 1.8)) : secs;
+    const sending = Promise.all(genProcs.map((g) => ask(g, { rate: rate / gens, secs: len, batch })));
     await new Promise((r) => setTimeout(r, (secs * 1000) / 5));
     // Reads go on while updates flow; the rate and CPU are taken over the sending window only.
     const reading = askReader({ cmd: 'agents', rounds: reads });
@@ -195,7 +198,7 @@ async function main(): Promise<void> {
     const cpuPerK = ((c.user + c.system) / 1e3 / Math.max(1, appliedRows)) * 1000;
     const f = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : '-');
     console.log(
-      `${String(rate).padEnd(9)}${(sent.reduce((a, x) => a + x.rows, 0) / secs).toFixed(0).padStart(6)}  ${name.padEnd(25)}${applied.toFixed(0).padStart(7)}  ${(cpu * 100).toFixed(0).padStart(6)}%  ${cpuPerK.toFixed(0).padStart(5)}  ${mb(peak.rss).padStart(6)}  ${`${mb(peak.heapTotal)}/${mb(peak.external)}`.padStart(11)}  ` +
+      `${String(rate).padEnd(9)}${(sent.reduce((a, x) => a + x.rows, 0) / len).toFixed(0).padStart(6)}  ${name.padEnd(25)}${applied.toFixed(0).padStart(7)}  ${(cpu * 100).toFixed(0).padStart(6)}%  ${cpuPerK.toFixed(0).padStart(5)}  ${mb(peak.rss).padStart(6)}  ${`${mb(peak.heapTotal)}/${mb(peak.external)}`.padStart(11)}  ` +
         `${lat(ev).padStart(15)}  ${lat(ch).padStart(18)}  ${hubLoop.padStart(16)}  ${Math.max(dropped() - d0, reps.reduce((a, r) => a + r.closedEarly, 0))}`,
     );
     const p50 = (x: number[]) => pct(x, 0.5);

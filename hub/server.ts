@@ -211,6 +211,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
       if (e instanceof QueryError) return c.json(errorBody(e.message), 400);
       throw e;
     }
+    store.noteFullRead();
     return jsonPartsResponse(c, store.documentParts(sel));
   });
 

@@ -156,7 +156,7 @@ export class FleetStore {
   /** Rows changed since the last `takeChanges`, with what they were before; null while nobody reads. */
   private journal: Map<string, { host: string; server: string; pane: string; before: RowSeen | null }> | null = null;
   private journalHosts = new Set<string>();
-  /** When `documentParts` last ran (store clock), for the warmer. */
+  /** When a full read was last answered (store clock), for the warmer. */
   private lastDocumentRead: number | null = null;
   /** Hosts whose pieces or status text a change dropped, for `prepare`. */
   private readonly unbuilt = new Set<HostRecord>();
@@ -231,7 +231,12 @@ export class FleetStore {
    * updates/s this was most of the hosts and 10–40 ms of work before the first byte went out.
    * Reads stay correct without it (they build what is missing); this only moves the work.
    */
-  /** Whether a whole document was read in the last `ms` (a full read, a stream's join or catch-up). */
+  /** A `GET /v1/agents` is being answered: the warmer keeps pieces encoded for the next one. */
+  noteFullRead(): void {
+    this.lastDocumentRead = this.clock();
+  }
+
+  /** Whether `noteFullRead` was called in the last `ms`. */
   readWithin(ms: number): boolean {
     return this.lastDocumentRead !== null && this.clock() - this.lastDocumentRead <= ms;
   }
@@ -629,7 +634,6 @@ export class FleetStore {
    * every reader of one version shares the same pieces.
    */
   documentParts(selector: Selector = EMPTY_SELECTOR): Buffer[] {
-    this.lastDocumentRead = this.clock();
     const hosts = this.orderedHosts(selector.host);
     let agents: readonly Buffer[];
     if (isEmptySelector(selector)) {

@@ -87,7 +87,7 @@ describe('prepared fleet pieces', () => {
   it("the hub's warmer encodes changed hosts soon after they change, so the next read does not", async () => {
     const { store, change } = fleet(30, () => 1_000);
     stops.push(warmPieces(store, 5));
-    store.documentParts();
+    store.noteFullRead();
     for (let round = 0; round < 5; round++) {
       for (let step = 0; step < 10; step++) change(round * 10 + step);
       built.mockClear();
@@ -101,7 +101,7 @@ describe('prepared fleet pieces', () => {
     }
   }, 60_000);
 
-  it('warms only while whole documents are being read: a hub nobody reads encodes nothing ahead', async () => {
+  it('warms only while full reads are asked for: a hub nobody reads encodes nothing ahead', async () => {
     let now = 1_000;
     const { store, change } = fleet(20, () => now);
     stops.push(warmPieces(store, 5, 1_000));
@@ -110,13 +110,14 @@ describe('prepared fleet pieces', () => {
       const until = Date.now() + 100;
       while (Date.now() < until) await new Promise((res) => setTimeout(res, 5));
     };
-    // Never read: changes are left for the first read.
+    // Never read (a stream's document does not count): changes are left for the first read.
+    store.documentParts();
     for (let step = 0; step < 10; step++) change(step);
     built.mockClear();
     await settle();
     expect(built).not.toHaveBeenCalled();
     // Read once: the changes after it are warmed.
-    store.documentParts();
+    store.noteFullRead();
     for (let step = 10; step < 20; step++) change(step);
     built.mockClear();
     const deadline = Date.now() + 10_000;

@@ -4,6 +4,9 @@
 // runs), then the same bytes from a bare node:http server in yet another process: that pair is the
 // floor the loopback and each client set on this machine, measured at the same moment. The
 // JSON.stringify baseline of the issue's target is timed here too, on the rows just read.
+// curl reads the hub twice a round, each 250 ms into the updates: once as the hub runs now, once
+// with the store's warming turned off (every host changed since the last read encoded by the
+// read itself, as before), so the old way's figure stands beside the new one from the same run.
 
 import { execFile, fork, type ChildProcess } from 'node:child_process';
 import { writeFileSync, readFileSync, rmSync } from 'node:fs';
@@ -14,6 +17,8 @@ import { join } from 'node:path';
 
 interface Read {
   ms: number;
+  /** Time to the first byte, where the client tells it. */
+  firstMs?: number;
   bytes: number;
   body?: Buffer;
 }
@@ -43,13 +48,13 @@ function leanGet(url: string, headers: Record<string, string>, keep = false): Pr
 
 /** curl's own total time (connect to last byte, without its process start-up), as a script would run it. */
 function curlGet(url: string, headers: Record<string, string>): Promise<Read> {
-  const args = ['-sS', '--fail', '-o', '/dev/null', '-w', '%{time_total} %{size_download}'];
+  const args = ['-sS', '--fail', '-o', '/dev/null', '-w', '%{time_total} %{size_download} %{time_starttransfer}'];
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`);
   return new Promise((resolve, reject) =>
     execFile('curl', [...args, url], { timeout: 30_000 }, (err, out) => {
       if (err) return reject(err);
-      const [secs, size] = out.trim().split(' ').map(Number);
-      resolve({ ms: secs! * 1000, bytes: size! });
+      const [secs, size, first] = out.trim().split(' ').map(Number);
+      resolve({ ms: secs! * 1000, bytes: size!, firstMs: first! * 1000 });
     }),
   );
 }
@@ -70,6 +75,11 @@ export interface AgentsReport {
   lean: number[];
   /** curl reads of the hub. */
   curl: number[];
+  /** Their first byte (curl's time_starttransfer): what the hub did before writing. */
+  curlFirst: number[];
+  /** curl reads of the hub with its pieces left unwarmed (FleetStore.prepare off), as reads went before. */
+  curlOld: number[];
+  curlOldFirst: number[];
   /** JSON.stringify of the rows read. */
   stringify: number[];
   /** The same bytes from a bare node:http server in another process: lean client, then curl. */
@@ -79,6 +89,22 @@ export interface AgentsReport {
   failed: number;
   /** When the last read ended (epoch ms). */
   endedAt: number;
+}
+
+/** Updates that flow between turning warming on or off and the read: what the read finds undone. */
+const SPELL_MS = 250;
+
+/** Ask the hub's process to turn the warming of its pieces on or off, and wait until it has. */
+function warming(on: boolean): Promise<void> {
+  return new Promise((resolve) => {
+    const ack = (m: { warmingAck?: boolean }): void => {
+      if (m.warmingAck === undefined) return;
+      process.off('message', ack);
+      resolve();
+    };
+    process.on('message', ack);
+    process.send!({ warming: on });
+  });
 }
 
 export async function reader(me: string, url: string, token: string): Promise<void> {
@@ -98,7 +124,7 @@ export async function reader(me: string, url: string, token: string): Promise<vo
   process.send!({ ready: true });
   process.on('message', async (m: { cmd: string; rounds?: number }) => {
     if (m.cmd !== 'agents') return;
-    const r: AgentsReport = { lean: [], curl: [], stringify: [], floorLean: [], floorCurl: [], bytes: 0, failed: 0, endedAt: 0 };
+    const r: AgentsReport = { lean: [], curl: [], curlFirst: [], curlOld: [], curlOldFirst: [], stringify: [], floorLean: [], floorCurl: [], bytes: 0, failed: 0, endedAt: 0 };
     let barePort = 0;
     let body: Buffer | null = null;
     for (let i = 0; i < (m.rounds ?? 3); i++) {
@@ -113,7 +139,16 @@ export async function reader(me: string, url: string, token: string): Promise<vo
           writeFileSync(file, body);
           barePort = await startBare();
         }
-        r.curl.push((await curlGet(`${url}/v1/agents`, auth)).ms);
+        // With and without the hub's warming, each after the same spell of updates, the order
+        // alternating by round so neither always goes first.
+        for (const on of i % 2 === 0 ? [true, false] : [false, true]) {
+          await warming(on);
+          await new Promise((res) => setTimeout(res, SPELL_MS));
+          const c = await curlGet(`${url}/v1/agents`, auth);
+          (on ? r.curl : r.curlOld).push(c.ms);
+          (on ? r.curlFirst : r.curlOldFirst).push(c.firstMs!);
+        }
+        await warming(true);
         const bareUrl = `http://127.0.0.1:${barePort}/`;
         r.floorLean.push((await leanGet(bareUrl, {})).ms);
         r.floorCurl.push((await curlGet(bareUrl, {})).ms);

@@ -87,6 +87,24 @@ async function main(): Promise<void> {
     ),
   );
   await Promise.all([...subProcs, readerProc].map((s) => ask(s, { url: hub.url, token: viewer })));
+  // The reader turns the warming of the store's pieces off and on between its reads, to time the
+  // way reads went before (every host changed since the last read encoded by the read) beside now.
+  const warmer = hub.store.prepare;
+  readerProc.on('message', (m: { warming?: boolean }) => {
+    if (m.warming === undefined) return;
+    hub.store.prepare = m.warming ? warmer : () => 0;
+    readerProc.send({ warmingAck: m.warming });
+  });
+  const askReader = (m: Msg) =>
+    new Promise<AgentsReport>((resolve) => {
+      const got = (r: Msg): void => {
+        if (!('lean' in r)) return;
+        readerProc.off('message', got);
+        resolve(r as unknown as AgentsReport);
+      };
+      readerProc.on('message', got);
+      readerProc.send(m);
+    });
   // The hub's own view of the phase: event-loop delay, each flush's synchronous time, GC pauses.
   const loop = monitorEventLoopDelay({ resolution: 5 });
   loop.enable();
@@ -114,7 +132,7 @@ async function main(): Promise<void> {
   const rows = n * PANES;
   const memLoaded = memory();
 
-  console.log(`hub bench: ${n} collectors × ${PANES} panes = ${rows} rows; ${secs}s per phase; ${gens} generator processes; ${fixedBatch ? `${fixedBatch} rows a delta frame` : 'rows a frame = rate ÷ hosts (1–20)'}; ${Math.round(share * 100)}% of updates change a state class`);
+  console.log(`hub bench: ${n} collectors × ${PANES} panes = ${rows} rows; ${secs}s per phase (${reads > 0 ? Math.max(secs, Math.ceil(secs / 5 + reads * 1.8)) : secs}s where ${reads} rounds of reads go on); ${gens} generator processes; ${fixedBatch ? `${fixedBatch} rows a delta frame` : 'rows a frame = rate ÷ hosts (1–20)'}; ${Math.round(share * 100)}% of updates change a state class`);
   console.log(`machine: ${cpus().length} cores, shared; load average at start ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   console.log(`hub memory after gc: empty hub rss ${mb(memEmpty.rss)} MB heap ${mb(memEmpty.heap)} MB; ${rows} rows loaded rss ${mb(memLoaded.rss)} MB heap ${mb(memLoaded.heap)} MB external ${mb(memLoaded.external)} MB (buffers ${mb(memLoaded.buffers)} MB)`);
   console.log('');
@@ -123,6 +141,7 @@ async function main(): Promise<void> {
   console.log('edge/changes: send → arrival at one sampling stream per mode and process; hub loop: the hub\'s event-loop delay p99/max ms over the phase;');
   console.log('  flush: the hub\'s synchronous time per stream flush p99/max ms (count); gc: the hub\'s GC pauses total/max ms, and its mark-compacts; samplers loop: the subscriber processes\' event-loop delay p99/max ms');
   console.log('/v1/agents: full reads over HTTP while updates flow, from a process of their own: lean = node:http counting bytes, curl = curl\'s time_total;');
+  console.log('  each round reads with curl twice, 250 ms into updates with the store\'s pieces warmed (the hub now) and not (before), in alternating order; first byte: curl\'s time_starttransfer;');
   console.log('  stringify: a bare JSON.stringify of the same rows; floor: the same bytes from a bare node:http server in another process (lean/curl), the loopback and client floor');
   console.log('offered    sent  subscribers              applied  hub CPU  ms/1k  RSS MB  heap/ext MB  edge p50/p99 ms  changes p50/p99 ms  hub loop p99/max  dropped');
 
@@ -146,10 +165,13 @@ async function main(): Promise<void> {
       if (process.memoryUsage.rss() > peak.rss) peak = process.memoryUsage();
     }, 100);
     const batch = batchAt(rate);
-    const sending = Promise.all(genProcs.map((g) => ask(g, { rate: rate / gens, secs, batch })));
+    // Updates go on until the reads are done: every read is one taken while they flow. A round
+    // (lean read, two curl reads each 250 ms into updates, the floors) takes about 1.5 s.
+    const len = reads > 0 ? Math.max(secs, Math.ceil(secs / 5 + reads * 1.8)) : secs;
+    const sending = Promise.all(genProcs.map((g) => ask(g, { rate: rate / gens, secs: len, batch })));
     await new Promise((r) => setTimeout(r, (secs * 1000) / 5));
     // Reads go on while updates flow; the rate and CPU are taken over the sending window only.
-    const reading = ask(readerProc, { cmd: 'agents', rounds: reads }) as unknown as Promise<AgentsReport>;
+    const reading = askReader({ cmd: 'agents', rounds: reads });
     const sent = (await sending) as unknown as { rows: number; secs: number }[];
     const sendingEnded = Date.now();
     const sentFrames = sent.reduce((a, s) => a + s.rows / batch, 0);
@@ -176,7 +198,7 @@ async function main(): Promise<void> {
     const cpuPerK = ((c.user + c.system) / 1e3 / Math.max(1, appliedRows)) * 1000;
     const f = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : '-');
     console.log(
-      `${String(rate).padEnd(9)}${(sent.reduce((a, x) => a + x.rows, 0) / secs).toFixed(0).padStart(6)}  ${name.padEnd(25)}${applied.toFixed(0).padStart(7)}  ${(cpu * 100).toFixed(0).padStart(6)}%  ${cpuPerK.toFixed(0).padStart(5)}  ${mb(peak.rss).padStart(6)}  ${`${mb(peak.heapTotal)}/${mb(peak.external)}`.padStart(11)}  ` +
+      `${String(rate).padEnd(9)}${(sent.reduce((a, x) => a + x.rows, 0) / len).toFixed(0).padStart(6)}  ${name.padEnd(25)}${applied.toFixed(0).padStart(7)}  ${(cpu * 100).toFixed(0).padStart(6)}%  ${cpuPerK.toFixed(0).padStart(5)}  ${mb(peak.rss).padStart(6)}  ${`${mb(peak.heapTotal)}/${mb(peak.external)}`.padStart(11)}  ` +
         `${lat(ev).padStart(15)}  ${lat(ch).padStart(18)}  ${hubLoop.padStart(16)}  ${Math.max(dropped() - d0, reps.reduce((a, r) => a + r.closedEarly, 0))}`,
     );
     const p50 = (x: number[]) => pct(x, 0.5);
@@ -187,7 +209,8 @@ async function main(): Promise<void> {
     );
     if (reads === 0) return { applied };
     console.log(
-      `         /v1/agents (${(agents.bytes / 1e6).toFixed(1)} MB, median of ${agents.lean.length}): lean ${lean.toFixed(0)} ms, curl ${p50(agents.curl).toFixed(0)} ms; ` +
+      `         /v1/agents (${(agents.bytes / 1e6).toFixed(1)} MB, median of ${agents.lean.length}): lean ${lean.toFixed(0)} ms, curl ${p50(agents.curl).toFixed(0)} ms [${agents.curl.map(f).join(' ')}], first byte ${p50(agents.curlFirst).toFixed(0)} ` +
+        `(warming off, every host changed since the last read encoded by the read as before: curl ${p50(agents.curlOld).toFixed(0)} ms [${agents.curlOld.map(f).join(' ')}], first byte ${p50(agents.curlOldFirst).toFixed(0)}); ` +
         `stringify ${p50(agents.stringify).toFixed(0)} ms (lean ×${(lean / p50(agents.stringify)).toFixed(2)}); ` +
         `floor lean ${p50(agents.floorLean).toFixed(0)} ms (×${(lean / p50(agents.floorLean)).toFixed(2)}), floor curl ${p50(agents.floorCurl).toFixed(0)} ms (curl ×${(p50(agents.curl) / p50(agents.floorCurl)).toFixed(2)})` +
         (agents.failed ? `; ${agents.failed} failed` : '') +

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { jsonPartsResponse } from './parts-response.js';
+import { warmPieces } from './pieces-warmer.js';
 import { Hono, type Context } from 'hono';
 import { pino, type Logger } from 'pino';
 import { LOG_LEVELS } from '../shared/log-level.js';
@@ -128,6 +129,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   const store = new FleetStore({ clock, lostAfterMs: config.lostAfterMs });
   for (const c of config.collectors) store.declare(c.host, 'ws');
   for (const s of config.ssh) store.declare(s.name, 'ssh');
+  const stopWarming = warmPieces(store);
   const streams = new StreamHub(store, { coalesceMs: opts.streamCoalesceMs ?? 50, keepaliveMs: heartbeatMs, logger, metrics, clock });
   const sessions = new Map<string, LinkSession>();
   // Refused credentials are counted in /metrics every time, logged only as a sample.
@@ -209,6 +211,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
       if (e instanceof QueryError) return c.json(errorBody(e.message), 400);
       throw e;
     }
+    store.noteFullRead();
     return jsonPartsResponse(c, store.documentParts(sel));
   });
 
@@ -402,6 +405,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     close() {
       closed ??= (async () => {
         clearInterval(sweepTimer);
+        stopWarming();
         notifier.close();
         await Promise.all([...sshDialers.values()].map((d) => d.stop()));
         streams.close();

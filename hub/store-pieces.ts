@@ -48,15 +48,19 @@ export const sameEntry = (a: RowEntry, b: RowEntry): boolean => a.head === b.hea
 export interface HostPieces {
   byRank: RowEntry[][];
   /**
-   * Each rank's rows joined by commas, as UTF-8. Only the bytes are kept (not a string as well):
-   * a full read copies them, and nothing else reads a host's rows as one text.
+   * Each rank's rows joined by commas, as UTF-8, each row led by its comma (`,{…},{…}`): a read
+   * drops the first one with a view instead of writing a separate comma between hosts. Only the
+   * bytes are kept (not a string as well): nothing else reads a host's rows as one text.
    */
   bytes: Buffer[];
+  /** The same without the leading comma, for the document's first row: made once, shared by reads. */
+  firstBytes: Buffer[];
   stale: boolean;
 }
 
-export function piecesBytes(p: HostPieces, rank: number): Buffer {
-  return p.bytes[rank]!;
+/** A rank's rows as bytes; `first` leaves out the leading comma (the document's first row). */
+export function piecesBytes(p: HostPieces, rank: number, first: boolean): Buffer {
+  return (first ? p.firstBytes : p.bytes)[rank]!;
 }
 
 /** Bytes of their own, outside Buffer's shared pool, so a kept piece never pins a pool slab. */
@@ -69,12 +73,22 @@ function ownBytes(text: string): Buffer {
 export function buildPieces(entries: Iterable<RowEntry>, stale: boolean): HostPieces {
   const byRank: RowEntry[][] = Array.from({ length: RANKS }, () => []);
   for (const e of entries) byRank[e.rank]!.push(e);
-  const bytes: Buffer[] = [];
+  const texts: string[] = [];
   for (const list of byRank) {
     list.sort((a, b) => compareFleetRows(a.row, b.row));
-    bytes.push(list.length ? ownBytes(list.map((e) => rowText(e, stale)).join(',')) : EMPTY);
+    texts.push(list.length ? `,${list.map((e) => rowText(e, stale)).join(',')}` : '');
   }
-  return { byRank, bytes, stale };
+  // One allocation per host, each rank a view of it: a buffer outside the pool costs far more to
+  // make than to fill, and a busy fleet re-encodes about one host per delta frame.
+  const all = ownBytes(texts.join(''));
+  const bytes: Buffer[] = [];
+  let at = 0;
+  for (const t of texts) {
+    const n = Buffer.byteLength(t, 'utf8');
+    bytes.push(n ? all.subarray(at, at + n) : EMPTY);
+    at += n;
+  }
+  return { byRank, bytes, firstBytes: bytes.map((b) => (b.length ? b.subarray(1) : b)), stale };
 }
 
 const EMPTY = Buffer.alloc(0);

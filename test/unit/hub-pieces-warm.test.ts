@@ -7,8 +7,8 @@ import { warmPieces } from '../../hub/pieces-warmer.js';
 import * as pieces from '../../hub/store-pieces.js';
 import { FleetStore } from '../../hub/store.js';
 import { EMPTY_SELECTOR } from '../../shared/selectors.js';
-import type { State } from '../../shared/tokens.js';
 import { EPOCH_A, SERVER, protoRow } from '../support/hub-fake-collector.js';
+import { STATES, rng, seedHosts } from '../support/seeded-store.js';
 
 vi.mock('../../hub/store-pieces.js', async (original) => {
   const m = await original<typeof import('../../hub/store-pieces.js')>();
@@ -16,27 +16,12 @@ vi.mock('../../hub/store-pieces.js', async (original) => {
 });
 const built = vi.mocked(pieces.buildPieces);
 
-const STATES: State[] = ['blocked', 'working', 'idle', 'unknown'];
-
-function rng(seed: number) {
-  let x = seed;
-  return () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-}
 
 /** A store of `n` hosts with 4 rows each, and a function that changes one row of a random host. */
 function fleet(n: number, clock: () => number) {
   const store = new FleetStore({ clock });
   const hosts = Array.from({ length: n }, (_, i) => `h${i}`);
-  const owners = new Map<string, object>();
-  const seqs = new Map<string, number>();
-  for (const h of hosts) {
-    const o = {};
-    owners.set(h, o);
-    store.hello(h, { transport: 'ws', epoch: EPOCH_A, collectorVersion: '1', actionsAllowed: [] }, o);
-    const rows = [0, 1, 2, 3].map((i) => protoRow({ pane: `%${i}`, locator: `s:${i}.0` }));
-    store.applySnapshot(h, o, { epoch: EPOCH_A, seq: 1, complete: true, servers: [{ server: SERVER, incarnation: 'i', rows }] });
-    seqs.set(h, 1);
-  }
+  const { owners, seqs } = seedHosts(store, hosts, 4);
   const r = rng(5);
   const change = (step: number): void => {
     const h = hosts[Math.floor(r() * hosts.length)]!;

@@ -4,16 +4,8 @@ import { FleetStore } from '../../hub/store.js';
 import { fleetRowObject } from '../../shared/fleet.js';
 import type { ProtocolRow } from '../../shared/row.js';
 import { EMPTY_SELECTOR } from '../../shared/selectors.js';
-import type { State } from '../../shared/tokens.js';
 import { EPOCH_A, SERVER, protoRow } from '../support/hub-fake-collector.js';
-
-const STATES: State[] = ['blocked', 'working', 'idle', 'unknown'];
-
-/** Deterministic, so a failure replays. */
-function rng(seed: number) {
-  let x = seed;
-  return () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-}
+import { STATES, rng, seedHosts } from '../support/seeded-store.js';
 
 describe('fleet store text', () => {
   it("a row's text is its fleet form's JSON, whatever the order, gaps or extras of what arrived", () => {
@@ -33,16 +25,7 @@ describe('fleet store text', () => {
     let now = 1_000;
     const store = new FleetStore({ clock: () => now });
     const hosts = ['b', 'a', 'c'];
-    const owners = new Map<string, object>();
-    const seqs = new Map<string, number>();
-    for (const h of hosts) {
-      const o = {};
-      owners.set(h, o);
-      store.hello(h, { transport: 'ws', epoch: EPOCH_A, collectorVersion: '1', actionsAllowed: [] }, o);
-      const rows = [0, 1, 2].map((i) => protoRow({ pane: `%${i}`, locator: `s:${i}.0` }));
-      store.applySnapshot(h, o, { epoch: EPOCH_A, seq: 1, complete: true, servers: [{ server: SERVER, incarnation: 'i', rows }] });
-      seqs.set(h, 1);
-    }
+    const { owners, seqs } = seedHosts(store, hosts, 3);
     const r = rng(11);
     for (let step = 0; step < 400; step++) {
       now += Math.floor(r() * 50);

@@ -225,12 +225,6 @@ export class FleetStore {
     if (this.journal) this.journalHosts.add(h.host);
   }
 
-  /**
-   * Encode now what changed since the last call: the row pieces and status text of every host
-   * that changed. A full read then only strings the pieces together: left to the read, at 1,000
-   * updates/s this was most of the hosts and 10–40 ms of work before the first byte went out.
-   * Reads stay correct without it (they build what is missing); this only moves the work.
-   */
   /** A `GET /v1/agents` is being answered: the warmer keeps pieces encoded for the next one. */
   noteFullRead(): void {
     this.lastDocumentRead = this.clock();
@@ -241,6 +235,12 @@ export class FleetStore {
     return this.lastDocumentRead !== null && this.clock() - this.lastDocumentRead <= ms;
   }
 
+  /**
+   * Encode now what changed since the last call: the row pieces and status text of every host
+   * that changed. A full read then only strings the pieces together: left to the read, at 1,000
+   * updates/s this was most of the hosts and 10–40 ms of work before the first byte went out.
+   * Reads stay correct without it (they build what is missing); this only moves the work.
+   */
   prepare(): number {
     let built = 0;
     for (const h of this.unbuilt) {

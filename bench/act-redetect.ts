@@ -21,11 +21,13 @@ import { ANSWERED_KEY } from '../collector/engine/prompt-writes.js';
 import { loadActions, loadAgentManifests } from '../collector/manifest-files.js';
 import { readProcesses } from '../collector/tmux/proc-table.js';
 import { openRunner } from '../collector/tmux/runner.js';
+import { privateTmuxDir } from './scratch-server.js';
 
 const REPO = resolve(fileURLToPath(import.meta.url), '../../..');
 const ROUNDS = Number(process.argv[2] ?? 30);
 const name = `tma-bench-act-${process.pid}`;
 const dir = mkdtempSync(join(tmpdir(), 'tma-bench-act-'));
+privateTmuxDir(dir);
 const tmux = (...a: string[]) => execFileSync('tmux', ['-u', '-L', name, '-f', '/dev/null', ...a], { encoding: 'utf8' });
 
 function median(xs: number[]): number {

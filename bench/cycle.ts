@@ -14,6 +14,7 @@ import { Engine } from '../collector/engine/cycle.js';
 import { readProcesses } from '../collector/tmux/proc-table.js';
 import { openRunner, type TmuxRunner } from '../collector/tmux/runner.js';
 import { DEFAULT_FOLD } from '../collector/core/types.js';
+import { privateTmuxDir } from './scratch-server.js';
 
 const REPO = resolve(fileURLToPath(import.meta.url), '../../..');
 const ROUNDS = Number(process.argv[2] ?? 30);
@@ -21,6 +22,7 @@ const PANES = 50;
 const AGENTS = 10;
 const name = `tma-bench-${process.pid}`;
 const dir = mkdtempSync(join(tmpdir(), 'tma-bench-'));
+privateTmuxDir(dir);
 const tmux = (...a: string[]) => execFileSync('tmux', ['-u', '-L', name, '-f', '/dev/null', ...a], { encoding: 'utf8' });
 
 function median(xs: number[]): number {

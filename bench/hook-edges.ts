@@ -19,11 +19,12 @@ import { bundledManifestDir, readManifestFiles } from '../collector/manifest-fil
 import { OutputWatch } from '../collector/tmux/control-output.js';
 import { readProcesses } from '../collector/tmux/proc-table.js';
 import { openRunner, type TmuxRunner } from '../collector/tmux/runner.js';
-import { atBenchExit, removeScratch } from './scratch-server.js';
+import { atBenchExit, privateTmuxDir, removeScratch } from './scratch-server.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const SECONDS = Number(process.argv[2] ?? 20);
 const dir = mkdtempSync(join(tmpdir(), 'tma-bench-hook-edges-'));
+privateTmuxDir(dir);
 const name = `tma-bench-hook-edges-${process.pid}`;
 const env = { ...process.env, TMUX: '', TMUX_PANE: '' };
 const tmux = (...a: string[]) => execFileSync('tmux', ['-u', '-L', name, '-f', '/dev/null', ...a], { encoding: 'utf8', env });

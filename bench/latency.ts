@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import WebSocket, { WebSocketServer } from 'ws';
 import { startHub } from '../hub/server.js';
-import { atBenchExit, removeScratch } from './scratch-server.js';
+import { atBenchExit, privateTmuxDir, removeScratch } from './scratch-server.js';
 
 function repoRoot(): string {
   let d = dirname(fileURLToPath(import.meta.url));
@@ -42,6 +42,7 @@ const HOST = 'bench-host';
 const COLLECTOR_TOKEN = 'bench-collector-token';
 const VIEWER_TOKEN = 'bench-viewer-token';
 const dir = mkdtempSync(join(tmpdir(), 'tma-bench-hub-'));
+privateTmuxDir(dir);
 const name = `tma-bench-hub-${process.pid}`;
 const env = { ...process.env, TMUX: '', TMUX_PANE: '', XDG_RUNTIME_DIR: join(dir, 'run'), XDG_CONFIG_HOME: join(dir, 'cfg') };
 const tmux = (...a: string[]) => execFileSync('tmux', ['-u', '-L', name, '-f', '/dev/null', ...a], { encoding: 'utf8', env });

@@ -3,9 +3,19 @@
 // however a bench ends, since a tmux server (and a collector whose hub went away) outlives the
 // bench that started it.
 
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join } from 'node:path';
+
+/**
+ * Put this bench's tmux servers in a socket folder of its own (under `dir`), before anything reads
+ * TMUX_TMPDIR: a collector the user has running follows every server in the usual folder, and
+ * would poll the bench's servers while it measures.
+ */
+export function privateTmuxDir(dir: string): void {
+  process.env.TMUX_TMPDIR = join(dir, 'tmux');
+  mkdirSync(process.env.TMUX_TMPDIR, { recursive: true });
+}
 
 export function removeScratch(tmux: (...a: string[]) => string, name: string, dir: string): void {
   try {

@@ -15,12 +15,13 @@ import { promisify } from 'node:util';
 import { pino } from 'pino';
 import WebSocket from 'ws';
 import { startHub } from '../hub/server.js';
-import { atBenchExit, removeScratch } from './scratch-server.js';
+import { atBenchExit, privateTmuxDir, removeScratch } from './scratch-server.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const N = Math.ceil(Number(process.argv[2] ?? 40) / 2) * 2;
 const HOST = 'screen-host';
 const dir = mkdtempSync(join(tmpdir(), 'tma-bench-screen-'));
+privateTmuxDir(dir);
 const name = `tma-bench-screen-${process.pid}`;
 const env = { ...process.env, TMUX: '', TMUX_PANE: '', XDG_RUNTIME_DIR: join(dir, 'run'), XDG_CONFIG_HOME: join(dir, 'cfg') };
 const tmux = (...a: string[]) => execFileSync('tmux', ['-u', '-L', name, '-f', '/dev/null', ...a], { encoding: 'utf8', env });

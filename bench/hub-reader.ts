@@ -138,6 +138,8 @@ export async function reader(me: string, url: string, token: string): Promise<vo
           body = first.body;
           writeFileSync(file, body);
           barePort = await startBare();
+          // The bare server holds the bytes now; the file would outlive a reader that is killed.
+          rmSync(file, { force: true });
         }
         // With and without the hub's warming, each after the same spell of updates, the order
         // alternating by round so neither always goes first.

@@ -244,7 +244,6 @@ export class FleetStore {
   prepare(): number {
     let built = 0;
     for (const h of this.unbuilt) {
-      if (this.hosts.get(h.host) !== h) continue;
       this.piecesOf(h);
       this.statusBytes(h);
       built++;
@@ -507,6 +506,7 @@ export class FleetStore {
     if (!h || h.reachable) return false;
     this.noteHostRows(h);
     this.hosts.delete(host);
+    this.unbuilt.delete(h);
     removeSorted(this.hostOrder, host);
     if (this.journal) this.journalHosts.add(host);
     this.changed();

@@ -37,7 +37,7 @@ import { afterWrites, promptWrites } from './prompt-writes.js';
 import { codexRoot, RolloutTail, runRolloutTail } from './rollout-tail.js';
 import { rowOf } from './rows.js';
 import { attentionClearable, heartbeatVouches, LIST_CLIENTS_FORMAT, listingChain, seenByClients, stampStands } from './settled-read.js';
-import { ServerFacts } from './server-facts.js';
+import { ServerFacts, storedSetpf } from './server-facts.js';
 import { StillScreens } from './still-screens.js';
 import { HookLiveness } from './hook-liveness.js';
 import { TransitionRing } from './transition-ring.js';
@@ -472,9 +472,8 @@ export class Engine {
     let ok: boolean;
     try {
       // The server's facts carry the cached answer when it is stored (no tmux call of its own).
-      const known = this.server.peek()?.setpfOk ?? null;
-      const cached = known !== null ? (known ? '1' : '0') : (await this.opts.runner.run(['show-options', '-sqv', KEY.setpfOk])).trim();
-      if (cached === '1' || cached === '0') ok = cached === '1';
+      const stored = this.server.peek()?.setpfOk ?? storedSetpf(await this.opts.runner.run(['show-options', '-sqv', KEY.setpfOk]));
+      if (stored !== null) ok = stored;
       else {
         const outs = await this.opts.runner.runChain([renderSetpfProbe(pane), renderProbeRead(pane), renderProbeUnset(pane)]);
         ok = probeSupported(outs[1] ?? '');

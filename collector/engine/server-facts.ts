@@ -21,11 +21,16 @@ export interface ServerInfo {
  */
 export const SERVER_FACTS_QUERY: readonly string[] = ['display-message', '-p', `#{socket_path}\u001f#{pid}\u001f#{start_time}\u001f#{${KEY.setpfOk}}`];
 
+/** The probe's answer as stored in @tma_setpf_ok ('1' or '0'), or null when none is stored. */
+export function storedSetpf(text: string): boolean | null {
+  const v = text.trim();
+  return v === '1' ? true : v === '0' ? false : null;
+}
+
 /** The facts from the query's output. */
 export function parseServerFacts(output: string): ServerInfo {
   const [socketPath = '', pid = '0', start = '0', setpf = ''] = output.trim().split('\u001f');
-  const setpfOk = setpf === '1' ? true : setpf === '0' ? false : null;
-  return { socketPath, pid: Number(pid) || 0, startTime: Number(start) || 0, incarnation: `${pid}-${start}`, setpfOk };
+  return { socketPath, pid: Number(pid) || 0, startTime: Number(start) || 0, incarnation: `${pid}-${start}`, setpfOk: storedSetpf(setpf) };
 }
 
 export class ServerFacts {

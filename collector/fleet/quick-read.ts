@@ -14,7 +14,7 @@ import { createConnection, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { SETTLED_READ } from '../engine/settled-read.js';
 import type { TmuxRunner } from '../tmux/runner.js';
-import { NAK, QUICK_READ_LINE } from './wake.js';
+import { jsonObject, NAK, QUICK_READ_LINE } from './wake.js';
 export const QUICK_READ_SCHEMA = 1;
 /** An answer longer than this is not read (a server with thousands of panes lists ~1 KB each). */
 export const MAX_QUICK_ANSWER = 32 << 20;
@@ -41,14 +41,8 @@ export function encodeQuickRead(outs: readonly string[]): string {
 
 /** The outputs in an answer line (without its newline), or null unless it is exactly a well-formed answer. */
 export function decodeQuickRead(line: string): string[] | null {
-  let v: unknown;
-  try {
-    v = JSON.parse(line);
-  } catch {
-    return null;
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return null;
-  const o = v as Record<string, unknown>;
+  const o = jsonObject(line);
+  if (!o) return null;
   const keys = Object.keys(o);
   if (keys.length !== 2 || keys[0] !== 'schema' || keys[1] !== 'outs') return null;
   if (o.schema !== QUICK_READ_SCHEMA || !Array.isArray(o.outs) || o.outs.length !== SETTLED_READ.length) return null;

@@ -112,16 +112,21 @@ const LINGER_MS = 1000;
 
 const PANE_ID = /^%\d+$/;
 
-/** The JSON of a `TMA1` line, or null when it is not a complete, well-typed event. */
-export function parseHookDelivery(json: string): HookDelivery | null {
+/** A line of JSON that is an object (not an array, null or a scalar), or null. */
+export function jsonObject(text: string): Record<string, unknown> | null {
   let v: unknown;
   try {
-    v = JSON.parse(json);
+    v = JSON.parse(text);
   } catch {
     return null;
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return null;
-  const o = v as Record<string, unknown>;
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+}
+
+/** The JSON of a `TMA1` line, or null when it is not a complete, well-typed event. */
+export function parseHookDelivery(json: string): HookDelivery | null {
+  const o = jsonObject(json);
+  if (!o) return null;
   const { agent, kind, pane } = o;
   const payload = o.payload ?? '';
   if (typeof agent !== 'string' || typeof kind !== 'string' || typeof pane !== 'string' || typeof payload !== 'string') return null;

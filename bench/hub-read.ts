@@ -11,8 +11,8 @@
 import { execFile } from 'node:child_process';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { writeParts } from '../hub/parts-response.js';
-import { FleetStore } from '../hub/store.js';
+import { writeParts } from '../hub/http/parts-response.js';
+import { FleetStore } from '../hub/store/memory-store.js';
 import { EPOCH, PANES, SERVER, benchRow, pct } from './hub-load.js';
 
 function flag(name: string, def: number): number {

@@ -1,7 +1,7 @@
 // Hub counters and their Prometheus text. Counters only grow for the life of the process; gauges
 // are read from the store when scraped so they cannot drift from it.
 
-import type { FleetStore } from './store.js';
+import type { FleetStore } from './store/memory-store.js';
 
 export type SubscriberKind = 'ws' | 'sse';
 

@@ -5,7 +5,7 @@
 // minute after the last one; a hub nobody reads that way pays nothing (stream readers joining do
 // not count: they are rare), and its first read encodes what changed.
 
-import type { FleetStore } from './store.js';
+import type { FleetStore } from './memory-store.js';
 
 /** How long changes gather before their hosts are encoded; a read meets at most this much undone. */
 export const WARM_EVERY_MS = 25;

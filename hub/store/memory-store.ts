@@ -6,12 +6,12 @@
 // snapshot, a delta whose sequence follows the last one applied, or a server frame. Losing a link
 // never removes or idles rows: it marks them stale.
 
-import { fleetRowObject, hostStatusObject, type FleetDocument, type FleetRow, type HostStatus, type Transport } from '../shared/fleet.js';
-import type { ProtocolRow } from '../shared/row.js';
-import { rowKey } from '../shared/edges.js';
-import { EMPTY_SELECTOR, isEmptySelector, selectRow, type Selector } from '../shared/selectors.js';
-import type { ServerState } from '../shared/protocol.js';
-import { RANKS, buildPieces, insertSorted, piecesBytes, removeSorted, rowEntry, rowText, sameEntry, type HostPieces, type RowEntry } from './store-pieces.js';
+import { fleetRowObject, hostStatusObject, type FleetDocument, type FleetRow, type HostStatus, type Transport } from '../../shared/fleet.js';
+import type { ProtocolRow } from '../../shared/row.js';
+import { rowKey } from '../../shared/edges.js';
+import { EMPTY_SELECTOR, isEmptySelector, selectRow, type Selector } from '../../shared/selectors.js';
+import type { ServerState } from '../../shared/protocol.js';
+import { RANKS, buildPieces, insertSorted, piecesBytes, removeSorted, rowEntry, rowText, sameEntry, type HostPieces, type RowEntry } from './pieces.js';
 
 interface SnapshotFrameIn {
   epoch: string;

@@ -3,7 +3,7 @@
 
 import type { Context } from 'hono';
 import { authClient, type TokenBook } from './auth.js';
-import type { Role } from './config.js';
+import type { Role } from '../config/config.js';
 
 export interface WhoamiDocument {
   schema: 1;

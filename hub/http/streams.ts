@@ -8,12 +8,12 @@
 // paused instead and, once it has caught up, sent a fresh document to start again from.
 
 import type { Logger } from 'pino';
-import { edge } from '../shared/edges.js';
-import { compareFleetRows, selectRow, type Selector } from '../shared/selectors.js';
-import { classOf, type StateClass } from '../shared/tokens.js';
-import type { HubMetrics } from './metrics.js';
+import { edge } from '../../shared/edges.js';
+import { compareFleetRows, selectRow, type Selector } from '../../shared/selectors.js';
+import { classOf, type StateClass } from '../../shared/tokens.js';
+import type { HubMetrics } from '../metrics.js';
 import { SharedLines, type StreamSink } from './stream-sinks.js';
-import type { FleetStore, RowChange, StoreChanges } from './store.js';
+import type { FleetStore, RowChange, StoreChanges } from '../store/memory-store.js';
 
 export type StreamMode = 'documents' | 'events' | 'changes';
 

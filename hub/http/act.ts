@@ -9,12 +9,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Context, Hono } from 'hono';
 import type { Logger } from 'pino';
-import type { ActResult } from '../shared/protocol.js';
+import type { ActResult } from '../../shared/protocol.js';
 import { actBodySchema, hubResult, HUB_REASONS, planAct, routedResult, type ActBody } from './act-plan.js';
 import { authClient, type TokenBook } from './auth.js';
-import { ActTimeoutError, LinkClosedError, type LinkSession } from './link-session.js';
-import type { HubMetrics } from './metrics.js';
-import type { FleetStore } from './store.js';
+import { ActTimeoutError, LinkClosedError, type LinkSession } from '../link/session.js';
+import type { HubMetrics } from '../metrics.js';
+import type { FleetStore } from '../store/memory-store.js';
 import { BodyTooLarge, readBodyLimited } from './request-limits.js';
 
 export const DEFAULT_ACT_TIMEOUT_MS = 10_000;

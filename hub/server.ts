@@ -26,7 +26,8 @@ import { HubMetrics } from './metrics.js';
 import { QueryError, modeFromQuery, selectorFromQuery } from './http/query.js';
 import { dialSsh, type SshDialer, type SshTuning } from './link/ssh.js';
 import { applyReload, type ReloadReport } from './config/reload.js';
-import { FleetStore } from './store/memory-store.js';
+import type { FleetStore } from './store/fleet-store.js';
+import { MemoryFleetStore } from './store/memory-store.js';
 import { sseSink, wsSink } from './http/stream-sinks.js';
 import { StreamHub, type StreamMode } from './http/streams.js';
 import { CLOSE_GOING_AWAY, CLOSE_POLICY, closeReason, wsFrameLink } from './link/ws.js';
@@ -126,7 +127,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
 
   const book = new TokenBook(config);
   const metrics = new HubMetrics();
-  const store = new FleetStore({ clock, lostAfterMs: config.lostAfterMs });
+  const store: FleetStore = new MemoryFleetStore({ clock, lostAfterMs: config.lostAfterMs });
   for (const c of config.collectors) store.declare(c.host, 'ws');
   for (const s of config.ssh) store.declare(s.name, 'ssh');
   const stopWarming = warmPieces(store);

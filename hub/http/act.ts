@@ -14,7 +14,7 @@ import { actBodySchema, hubResult, HUB_REASONS, planAct, routedResult, type ActB
 import { authClient, type TokenBook } from './auth.js';
 import { ActTimeoutError, LinkClosedError, type LinkSession } from '../link/session.js';
 import type { HubMetrics } from '../metrics.js';
-import type { FleetStore } from '../store/memory-store.js';
+import type { FleetReads } from '../store/fleet-store.js';
 import { BodyTooLarge, readBodyLimited } from './request-limits.js';
 
 export const DEFAULT_ACT_TIMEOUT_MS = 10_000;
@@ -23,7 +23,7 @@ const MAX_BODY_BYTES = 16 * 1024;
 
 export interface ActRouteDeps {
   book: TokenBook;
-  store: FleetStore;
+  store: FleetReads;
   metrics: HubMetrics;
   logger: Logger;
   clock: () => number;

@@ -15,7 +15,7 @@ import {
   type HubFrame,
 } from '../../shared/protocol.js';
 import type { HubMetrics } from '../metrics.js';
-import type { ApplyOutcome, FleetStore } from '../store/memory-store.js';
+import type { ApplyOutcome, FleetIntake } from '../store/fleet-store.js';
 
 export type ActRequest = Extract<HubFrame, { type: 'act' }>;
 
@@ -35,7 +35,7 @@ export class LinkClosedError extends Error {}
 
 export interface LinkSessionOptions {
   link: FrameLink;
-  store: FleetStore;
+  store: FleetIntake;
   metrics: HubMetrics;
   logger: Logger;
   transport: Transport;

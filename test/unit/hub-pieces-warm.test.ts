@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { warmPieces } from '../../hub/store/warmer.js';
 import * as pieces from '../../hub/store/pieces.js';
-import { FleetStore } from '../../hub/store/memory-store.js';
+import { MemoryFleetStore as FleetStore } from '../../hub/store/memory-store.js';
 import { EMPTY_SELECTOR } from '../../shared/selectors.js';
 import { EPOCH_A, SERVER, protoRow } from '../support/hub-fake-collector.js';
 import { STATES, rng, seedHosts } from '../support/seeded-store.js';

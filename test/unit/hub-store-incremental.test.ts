@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HubMetrics } from '../../hub/metrics.js';
 import { recordingSink } from '../support/recording-sink.js';
-import { FleetStore } from '../../hub/store/memory-store.js';
+import { MemoryFleetStore as FleetStore } from '../../hub/store/memory-store.js';
 import { StreamHub, type StreamMode } from '../../hub/http/streams.js';
 import { diffEdges } from '../../shared/edges.js';
 import { EMPTY_SELECTOR, type Selector } from '../../shared/selectors.js';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { SharedLines, wsSink } from '../../hub/http/stream-sinks.js';
-import { FleetStore } from '../../hub/store/memory-store.js';
+import { MemoryFleetStore as FleetStore } from '../../hub/store/memory-store.js';
 import { EPOCH_A, SERVER, protoRow } from '../support/hub-fake-collector.js';
 
 const ends: (() => void)[] = [];

@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HubMetrics } from '../../hub/metrics.js';
 import { recordingSink } from '../support/recording-sink.js';
-import { FleetStore } from '../../hub/store/memory-store.js';
+import { MemoryFleetStore as FleetStore } from '../../hub/store/memory-store.js';
 import { StreamHub } from '../../hub/http/streams.js';
 import { FleetMirror, type MirrorDocument } from '../../hub/web/changes.js';
 import { EMPTY_SELECTOR } from '../../shared/selectors.js';

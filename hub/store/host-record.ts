@@ -2,6 +2,7 @@
 // forms of both (dropped on change, rebuilt by encoding.ts on the next read or prepare).
 
 import type { HostStatus, Transport } from '../../shared/fleet.js';
+import type { HostMetrics } from './fleet-store.js';
 import type { HostPieces, RowEntry } from './pieces.js';
 
 export interface ServerSlot {
@@ -53,4 +54,20 @@ export function newHostRecord(host: string, transport: Transport): HostRecord {
 
 export function isStale(h: HostRecord): boolean {
   return !h.reachable || !h.synced;
+}
+
+/** The gauges /metrics shows for a host, read when scraped. */
+export function hostMetricsOf(h: HostRecord): HostMetrics {
+  let rows = 0;
+  for (const s of h.servers.values()) rows += s.rows.size;
+  return {
+    host: h.host,
+    reachable: h.reachable,
+    stale: isStale(h),
+    lost: h.lost,
+    rows,
+    lagMs: h.lagMs,
+    lastSeenMs: h.lastSeenMs,
+    seqBehind: h.sentSeq !== null && h.seq !== null ? Math.max(0, h.sentSeq - h.seq) : null,
+  };
 }

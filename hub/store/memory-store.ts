@@ -15,7 +15,7 @@ import { DOC_HEAD, agentsParts, agentsText, hostsParts, piecesOf, statusBytes, s
 import type {
   ApplyOutcome, DeltaFrameIn, FleetStore, HelloInfo, HostMetrics, RowSeen, ServerFrameIn, SnapshotFrameIn, StoreChange, StoreChanges,
 } from './fleet-store.js';
-import { isStale, newHostRecord, type HostRecord, type ServerSlot } from './host-record.js';
+import { hostMetricsOf, newHostRecord, type HostRecord, type ServerSlot } from './host-record.js';
 import { ChangeJournal } from './journal.js';
 import { RANKS, insertSorted, removeSorted, rowEntry, rowText, sameEntry, type RowEntry } from './pieces.js';
 
@@ -469,19 +469,6 @@ export class MemoryFleetStore implements FleetStore {
   }
 
   hostMetrics(): HostMetrics[] {
-    return [...this.hosts.values()].map((h) => {
-      let rows = 0;
-      for (const s of h.servers.values()) rows += s.rows.size;
-      return {
-        host: h.host,
-        reachable: h.reachable,
-        stale: isStale(h),
-        lost: h.lost,
-        rows,
-        lagMs: h.lagMs,
-        lastSeenMs: h.lastSeenMs,
-        seqBehind: h.sentSeq !== null && h.seq !== null ? Math.max(0, h.sentSeq - h.seq) : null,
-      };
-    });
+    return [...this.hosts.values()].map(hostMetricsOf);
   }
 }

@@ -48,4 +48,14 @@ describe('hub import boundary', () => {
     const offences = files.flatMap((f) => hubOffences(f, read(f)).map((s) => `${rel(f)}: ${s}`));
     expect(offences).toEqual([]);
   });
+
+  // The rest of the hub works against the FleetStore interface, so another store can stand in.
+  it('only hub/server.ts names the in-memory store outside hub/store/', () => {
+    const names = (file: string, src: string) => specifiers(src).some((s) => landsIn(file, s) === 'hub/store/memory-store.js');
+    expect(names(join(ROOT, 'hub/http/x.ts'), "import { MemoryFleetStore } from '../store/memory-store.js';")).toBe(true);
+    expect(names(join(ROOT, 'hub/http/x.ts'), "import type { FleetReads } from '../store/fleet-store.js';")).toBe(false);
+    const files = tsFiles(join(ROOT, 'hub')).filter((f) => !under(rel(f), 'hub/store'));
+    const naming = files.filter((f) => names(f, readFileSync(f, 'utf8'))).map(rel);
+    expect(naming).toEqual(['hub/server.ts']);
+  });
 });

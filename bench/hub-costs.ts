@@ -5,9 +5,9 @@
 
 import { pino } from 'pino';
 import { HubMetrics } from '../hub/metrics.js';
-import type { StreamSink, StreamText } from '../hub/stream-sinks.js';
-import { FleetStore } from '../hub/store.js';
-import { StreamHub } from '../hub/streams.js';
+import type { StreamSink, StreamText } from '../hub/http/stream-sinks.js';
+import { MemoryFleetStore } from '../hub/store/memory-store.js';
+import { StreamHub } from '../hub/http/streams.js';
 import { EMPTY_SELECTOR } from '../shared/selectors.js';
 import { collectorFrame, decodeFrame, type CollectorFrame } from '../shared/protocol.js';
 import { EPOCH, PANES, SERVER, benchRow } from './hub-load.js';
@@ -50,7 +50,7 @@ export function hubCosts(hostCount: number, batch: number, share: number): void 
   gc();
   const held = () => process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
   const heap0 = held();
-  const store = new FleetStore();
+  const store = new MemoryFleetStore();
   const owners: object[] = [];
   const hosts = Array.from({ length: hostCount }, (_, i) => `c${i}`);
   hosts.forEach((h, i) => {

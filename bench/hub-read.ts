@@ -11,8 +11,8 @@
 import { execFile } from 'node:child_process';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { writeParts } from '../hub/parts-response.js';
-import { FleetStore } from '../hub/store.js';
+import { writeParts } from '../hub/http/parts-response.js';
+import { MemoryFleetStore } from '../hub/store/memory-store.js';
 import { EPOCH, PANES, SERVER, benchRow, pct } from './hub-load.js';
 
 function flag(name: string, def: number): number {
@@ -40,7 +40,7 @@ function curl(url: string): Promise<number> {
 async function main(): Promise<void> {
   const n = flag('collectors', 1000);
   const reads = flag('reads', 15);
-  const store = new FleetStore();
+  const store = new MemoryFleetStore();
   for (let i = 0; i < n; i++) {
     const host = `c${i}`;
     const owner = {};

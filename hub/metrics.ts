@@ -1,7 +1,7 @@
 // Hub counters and their Prometheus text. Counters only grow for the life of the process; gauges
 // are read from the store when scraped so they cannot drift from it.
 
-import type { FleetStore } from './store.js';
+import type { FleetReads } from './store/fleet-store.js';
 
 export type SubscriberKind = 'ws' | 'sse';
 
@@ -39,7 +39,7 @@ export class HubMetrics {
     this.bump(this.subscribers, kind, delta);
   }
 
-  render(store: FleetStore, now: number): string {
+  render(store: FleetReads, now: number): string {
     const hosts = store.hostMetrics().sort((a, b) => (a.host < b.host ? -1 : 1));
     const out: string[] = [];
     const metric = (name: string, type: 'gauge' | 'counter', help: string, lines: string[]) => {

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { homedir, hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { DEFAULT_LISTEN, expandHome, hostName, loadHubConfig, type Role } from '../../hub/config.js';
+import { DEFAULT_LISTEN, expandHome, hostName, loadHubConfig, type Role } from '../../hub/config/config.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
 import { ExitError } from '../local.js';
 import { defaultHubConfigPath } from './hub.js';

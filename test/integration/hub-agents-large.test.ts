@@ -1,7 +1,7 @@
-// A full read of a large fleet goes out in slices (hub/parts-response.ts): the reader gets the
+// A full read of a large fleet goes out in slices (hub/http/parts-response.ts): the reader gets the
 // document as it stood when it asked, byte for byte, and stream readers are served meanwhile.
 // While updates flow the hub encodes changed hosts ahead of reads (FleetStore.prepare, from
-// hub/pieces-warmer.ts) and keeps each host's status as bytes of its own; whatever was encoded
+// hub/store/warmer.ts) and keeps each host's status as bytes of its own; whatever was encoded
 // ahead and whatever a read found undone, the body is still that document's JSON.
 
 import { request, type IncomingMessage } from 'node:http';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { parseHubConfig } from '../../hub/config.js';
+import { parseHubConfig } from '../../hub/config/config.js';
 import type { FleetDocument, HostStatus } from '../../shared/fleet.js';
 import { freePort } from '../support/ports.js';
 import { REPO, tma, waitFor } from '../support/scratch-tmux.js';

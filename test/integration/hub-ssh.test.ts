@@ -7,7 +7,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import type { SshTarget } from '../../hub/config.js';
+import type { SshTarget } from '../../hub/config/config.js';
 import type { FleetDocument, HostStatus } from '../../shared/fleet.js';
 import { HB_MS, startTestHub, testConfig, type TestHub } from '../support/hub-harness.js';
 import { REPO, ScratchTmux, waitFor } from '../support/scratch-tmux.js';

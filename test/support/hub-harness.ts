@@ -3,7 +3,7 @@
 
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import type { HubConfig } from '../../hub/config.js';
+import type { HubConfig } from '../../hub/config/config.js';
 import { startHub, type Hub, type StartHubOptions } from '../../hub/server.js';
 
 export const TOKENS = {

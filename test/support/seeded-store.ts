@@ -1,7 +1,7 @@
 // A fleet store filled with hosts that said hello and sent one snapshot, for unit tests that then
 // move it at random (a seeded source, so a failure replays).
 
-import type { FleetStore } from '../../hub/store.js';
+import type { FleetStore } from '../../hub/store/fleet-store.js';
 import type { State } from '../../shared/tokens.js';
 import { EPOCH_A, SERVER, protoRow } from './hub-fake-collector.js';
 

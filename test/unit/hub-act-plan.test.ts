@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { actBodySchema, hubResult, planAct, routedResult, type HostView } from '../../hub/act-plan.js';
+import { actBodySchema, hubResult, planAct, routedResult, type HostView } from '../../hub/http/act-plan.js';
 
 const S1 = '/tmp/tmux-1000/default';
 const S2 = '/tmp/tmux-1000/work';

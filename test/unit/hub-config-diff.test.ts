@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseHubConfig, type HubConfig } from '../../hub/config.js';
-import { diffHubConfig, diffIsEmpty, diffSummary } from '../../hub/config-diff.js';
+import { parseHubConfig, type HubConfig } from '../../hub/config/config.js';
+import { diffHubConfig, diffIsEmpty, diffSummary } from '../../hub/config/diff.js';
 
 const parse = (text: string): HubConfig => parseHubConfig('/etc/tma/hub.toml', text, () => '');
 

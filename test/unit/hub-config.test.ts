@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LOST_AFTER_MS, HubConfigError, parseHubConfig, parseListen, staleAfterDefault } from '../../hub/config.js';
+import { DEFAULT_LOST_AFTER_MS, HubConfigError, parseHubConfig, parseListen, staleAfterDefault } from '../../hub/config/config.js';
 import { HEARTBEAT_MS } from '../../shared/protocol.js';
 
 const noFiles = (p: string): string => {

@@ -1,8 +1,8 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ActTimeoutError, LinkClosedError, LinkSession } from '../../hub/link-session.js';
+import { ActTimeoutError, LinkClosedError, LinkSession } from '../../hub/link/session.js';
 import { HubMetrics } from '../../hub/metrics.js';
-import { FleetStore } from '../../hub/store.js';
+import { MemoryFleetStore as FleetStore } from '../../hub/store/memory-store.js';
 import { linkPair, type FrameLink } from '../../shared/link.js';
 import { EPOCH_A, SERVER, protoRow } from '../support/hub-fake-collector.js';
 

@@ -2,9 +2,9 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Publisher } from '../../collector/fleet/publisher.js';
 import { attachLocalCollector } from '../../cli/verbs/hub.js';
-import { LinkSession } from '../../hub/link-session.js';
+import { LinkSession } from '../../hub/link/session.js';
 import { HubMetrics } from '../../hub/metrics.js';
-import { FleetStore } from '../../hub/store.js';
+import { MemoryFleetStore as FleetStore } from '../../hub/store/memory-store.js';
 import type { FrameLink } from '../../shared/link.js';
 
 const EPOCH = '0123456789abcdef0123456789abcdef';

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { writeParts } from '../../hub/parts-response.js';
+import { writeParts } from '../../hub/http/parts-response.js';
 
 const ends: (() => void)[] = [];
 afterEach(() => {

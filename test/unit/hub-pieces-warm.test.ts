@@ -3,15 +3,15 @@
 // encodes what changed ahead of the read (`prepare`), driven by the hub's warmer.
 
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { warmPieces } from '../../hub/pieces-warmer.js';
-import * as pieces from '../../hub/store-pieces.js';
-import { FleetStore } from '../../hub/store.js';
+import { warmPieces } from '../../hub/store/warmer.js';
+import * as pieces from '../../hub/store/pieces.js';
+import { MemoryFleetStore as FleetStore } from '../../hub/store/memory-store.js';
 import { EMPTY_SELECTOR } from '../../shared/selectors.js';
 import { EPOCH_A, SERVER, protoRow } from '../support/hub-fake-collector.js';
 import { STATES, rng, seedHosts } from '../support/seeded-store.js';
 
-vi.mock('../../hub/store-pieces.js', async (original) => {
-  const m = await original<typeof import('../../hub/store-pieces.js')>();
+vi.mock('../../hub/store/pieces.js', async (original) => {
+  const m = await original<typeof import('../../hub/store/pieces.js')>();
   return { ...m, buildPieces: vi.fn(m.buildPieces) };
 });
 const built = vi.mocked(pieces.buildPieces);

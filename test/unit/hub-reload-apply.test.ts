@@ -1,7 +1,7 @@
 import { pino, type Logger } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { parseHubConfig, type HubConfig } from '../../hub/config.js';
-import { applyReload, reloadOnSignal, type ReloadTarget } from '../../hub/reload.js';
+import { parseHubConfig, type HubConfig } from '../../hub/config/config.js';
+import { applyReload, reloadOnSignal, type ReloadTarget } from '../../hub/config/reload.js';
 
 const parse = (text: string): HubConfig => parseHubConfig('/etc/tma/hub.toml', text, () => '');
 const ssh = (name: string, user = 'dev') =>

@@ -3,8 +3,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { backoffDelay } from '../../shared/backoff.js';
-import { LineSplitter } from '../../hub/line-frames.js';
-import { FleetStore } from '../../hub/store.js';
+import { LineSplitter } from '../../hub/link/line-frames.js';
+import { MemoryFleetStore as FleetStore } from '../../hub/store/memory-store.js';
 import { EPOCH_A, SERVER, protoRow } from '../support/hub-fake-collector.js';
 
 describe('backoffDelay', () => {

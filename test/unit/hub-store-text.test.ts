@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { rowEntry, rowText } from '../../hub/store-pieces.js';
-import { FleetStore } from '../../hub/store.js';
+import { rowEntry, rowText } from '../../hub/store/pieces.js';
+import { MemoryFleetStore as FleetStore } from '../../hub/store/memory-store.js';
 import { fleetRowObject } from '../../shared/fleet.js';
 import type { ProtocolRow } from '../../shared/row.js';
 import { EMPTY_SELECTOR } from '../../shared/selectors.js';

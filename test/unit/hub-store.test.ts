@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FLEET_ROW_KEYS, HOST_STATUS_KEYS } from '../../shared/fleet.js';
 import { EMPTY_SELECTOR } from '../../shared/selectors.js';
-import { FleetStore } from '../../hub/store.js';
+import { MemoryFleetStore as FleetStore } from '../../hub/store/memory-store.js';
 import { EPOCH_A, EPOCH_B, SERVER, protoRow } from '../support/hub-fake-collector.js';
 
 const HELLO = { transport: 'ws' as const, epoch: EPOCH_A, collectorVersion: '1', actionsAllowed: [] };

@@ -2,8 +2,8 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HubMetrics } from '../../hub/metrics.js';
 import { recordingSink } from '../support/recording-sink.js';
-import type { FleetStore } from '../../hub/store.js';
-import { StreamHub } from '../../hub/streams.js';
+import type { FleetStore } from '../../hub/store/fleet-store.js';
+import { StreamHub } from '../../hub/http/streams.js';
 import { EMPTY_SELECTOR } from '../../shared/selectors.js';
 
 /** A store whose document is a counter, bumped by `change()`. */

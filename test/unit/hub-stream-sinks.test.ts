@@ -2,8 +2,8 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
-import { SharedLines, wsSink } from '../../hub/stream-sinks.js';
-import { FleetStore } from '../../hub/store.js';
+import { SharedLines, wsSink } from '../../hub/http/stream-sinks.js';
+import { MemoryFleetStore as FleetStore } from '../../hub/store/memory-store.js';
 import { EPOCH_A, SERVER, protoRow } from '../support/hub-fake-collector.js';
 
 const ends: (() => void)[] = [];

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../cli/args.js';
 import { checkName, clientEntryText, hostEntryText } from '../../cli/verbs/hub-token.js';
-import { loadHubConfig, parseHubConfig } from '../../hub/config.js';
+import { loadHubConfig, parseHubConfig } from '../../hub/config/config.js';
 import { tokenFileWarning } from '../../shared/token-file-mode.js';
 
 describe('tma hub token output', () => {

@@ -7,80 +7,10 @@
 // Each checker is also run on small samples that break the rule, so a checker that can no longer
 // see a violation fails here instead of passing quietly.
 
-import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-
-const ROOT = resolve(import.meta.dirname, '../..');
-
-function tsFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...tsFiles(p));
-    else if (name.endsWith('.ts')) out.push(p);
-  }
-  return out;
-}
-
-/** Source with comments blanked, so prose about a rule does not count as breaking it. */
-export function withoutComments(src: string): string {
-  let out = '';
-  let i = 0;
-  let quote: string | null = null;
-  while (i < src.length) {
-    const c = src[i]!;
-    const next = src[i + 1];
-    if (quote) {
-      out += c;
-      if (c === '\\') {
-        out += next ?? '';
-        i += 2;
-        continue;
-      }
-      if (c === quote) quote = null;
-      i++;
-      continue;
-    }
-    if (c === '"' || c === "'" || c === '`') {
-      quote = c;
-      out += c;
-      i++;
-      continue;
-    }
-    if (c === '/' && next === '/') {
-      while (i < src.length && src[i] !== '\n') i++;
-      continue;
-    }
-    if (c === '/' && next === '*') {
-      const end = src.indexOf('*/', i + 2);
-      i = end < 0 ? src.length : end + 2;
-      out += ' ';
-      continue;
-    }
-    out += c;
-    i++;
-  }
-  return out;
-}
-
-/** Every module specifier a file imports or re-exports, statically or dynamically. */
-export function specifiers(src: string): string[] {
-  const code = withoutComments(src);
-  const out: string[] = [];
-  for (const m of code.matchAll(/\b(?:import|export)\b[^'"`;]*?\bfrom\s*['"]([^'"]+)['"]/g)) out.push(m[1]!);
-  for (const m of code.matchAll(/\bimport\s*['"]([^'"]+)['"]/g)) out.push(m[1]!);
-  for (const m of code.matchAll(/\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g)) out.push(m[1]!);
-  return out;
-}
-
-/** The repository folder a relative specifier lands in (`collector/core`, `shared`, …), or null for a package. */
-function landsIn(file: string, spec: string): string | null {
-  if (!spec.startsWith('.')) return null;
-  return relative(ROOT, resolve(dirname(file), spec)).split(sep).join('/');
-}
-
-const under = (path: string, folder: string) => path === folder || path.startsWith(`${folder}/`);
+import { ROOT, landsIn, rel, specifiers, tsFiles, under, withoutComments } from '../support/import-graph.js';
 
 // ---- rule 1: shared/ depends on no layer above it ---------------------------------------------
 
@@ -196,7 +126,6 @@ describe('boundary checkers', () => {
 // ---- the repository keeps the rules -------------------------------------------------------------
 
 const read = (f: string) => readFileSync(f, 'utf8');
-const rel = (f: string) => relative(ROOT, f).split(sep).join('/');
 
 describe('import boundaries of the repository', () => {
   it('shared/ imports nothing from collector/, hub/ or cli/', () => {

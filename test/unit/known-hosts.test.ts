@@ -8,7 +8,7 @@ import {
   knownHostsName,
   knownKeyTypes,
   parseKnownHosts,
-} from '../../hub/known-hosts.js';
+} from '../../hub/link/known-hosts.js';
 
 // A key made with ssh-keygen for these tests, and the lines `ssh-keygen -H` hashed from
 // "[127.0.0.1]:2222 …" and "build1.example …": real output, not recomputed here.

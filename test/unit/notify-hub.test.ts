@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseHubConfig } from '../../hub/config.js';
+import { parseHubConfig } from '../../hub/config/config.js';
 import { HubNotifier, retryDelay, sinkWants } from '../../hub/notify/hub-notifier.js';
 import { NotifyJournal, type HubNotification } from '../../hub/notify/journal.js';
 import type { NotifySinkConfig } from '../../hub/notify/sink-config.js';

@@ -3,8 +3,8 @@
 
 import type { ServerResponse } from 'node:http';
 import type { WebSocket } from 'ws';
-import type { SubscriberKind } from './metrics.js';
-import { closeReason } from './ws-link.js';
+import type { SubscriberKind } from '../metrics.js';
+import { closeReason } from '../link/ws.js';
 
 /** Close code for a subscriber that fell behind (private-use range, stable for clients). */
 export const CLOSE_TOO_SLOW = 4008;

@@ -2,7 +2,7 @@
 // says which policy, and the error frame sent just before says it in protocol terms.
 
 import type { WebSocket } from 'ws';
-import type { FrameLink } from '../shared/link.js';
+import type { FrameLink } from '../../shared/link.js';
 
 export const CLOSE_POLICY = 1008;
 export const CLOSE_GOING_AWAY = 1001;

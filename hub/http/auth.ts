@@ -2,7 +2,7 @@
 // digest, so neither the token's length nor how far a guess matched shows in the timing.
 
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { HubConfig, Role } from './config.js';
+import type { HubConfig, Role } from '../config/config.js';
 
 export type Principal =
   | { kind: 'collector'; host: string }

@@ -7,8 +7,8 @@
 // that happens to be down right now.
 
 import { z } from 'zod';
-import type { FleetRow } from '../shared/fleet.js';
-import type { ActResult } from '../shared/protocol.js';
+import type { FleetRow } from '../../shared/fleet.js';
+import type { ActResult } from '../../shared/protocol.js';
 
 /** Exit codes of the hub-decided results, as the local act table assigns them (surfaces §0.1). */
 export const EXIT_REFUSED = 4;

@@ -10,9 +10,9 @@ import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import ssh2 from 'ssh2';
 import type { ClientChannel, ConnectConfig } from 'ssh2';
-import type { FrameLink } from '../shared/link.js';
-import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from '../shared/backoff.js';
-import { expandHome, type SshTarget } from './config.js';
+import type { FrameLink } from '../../shared/link.js';
+import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from '../../shared/backoff.js';
+import { expandHome, type SshTarget } from '../config/config.js';
 import {
   checkHostKey,
   fingerprint,

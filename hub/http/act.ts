@@ -7,14 +7,14 @@
 // flaky link, a reconnect or a hub restart from firing twice.
 
 import { randomBytes } from 'node:crypto';
-import type { Context, Hono } from 'hono';
+import type { Hono } from 'hono';
 import type { Logger } from 'pino';
-import type { ActResult } from '../shared/protocol.js';
+import type { ActResult } from '../../shared/protocol.js';
 import { actBodySchema, hubResult, HUB_REASONS, planAct, routedResult, type ActBody } from './act-plan.js';
-import { authClient, type TokenBook } from './auth.js';
-import { ActTimeoutError, LinkClosedError, type LinkSession } from './link-session.js';
-import type { HubMetrics } from './metrics.js';
-import type { FleetStore } from './store.js';
+import { errorBody, type Gate } from './gate.js';
+import { ActTimeoutError, LinkClosedError, type LinkSession } from '../link/session.js';
+import type { HubMetrics } from '../metrics.js';
+import type { FleetReads } from '../store/fleet-store.js';
 import { BodyTooLarge, readBodyLimited } from './request-limits.js';
 
 export const DEFAULT_ACT_TIMEOUT_MS = 10_000;
@@ -22,19 +22,15 @@ export const DEFAULT_ACT_TIMEOUT_MS = 10_000;
 const MAX_BODY_BYTES = 16 * 1024;
 
 export interface ActRouteDeps {
-  book: TokenBook;
-  store: FleetStore;
+  gate: Gate;
+  store: FleetReads;
   metrics: HubMetrics;
   logger: Logger;
   clock: () => number;
   session: (host: string) => LinkSession | undefined;
   /** How long the hub waits for the host's answer before reporting `fired-unknown`. */
   timeoutMs: number;
-  /** Log a refused credential (sampled: strangers can send these at will). */
-  logRefusal: (endpoint: string, reason: string) => void;
 }
-
-const errorBody = (message: string) => ({ schema: 1 as const, error: message });
 
 export function registerActRoute(app: Hono, d: ActRouteDeps): void {
   const audit = d.logger.child({ audit: 'remote-act' });
@@ -50,18 +46,11 @@ export function registerActRoute(app: Hono, d: ActRouteDeps): void {
       'remote act',
     );
 
-  app.post('/v1/act', async (c: Context) => {
-    const auth = authClient(d.book, c.req.header('authorization'));
-    if (!auth.ok) {
-      d.metrics.authFailed('/v1/act', auth.reason);
-      d.logRefusal('/v1/act', auth.reason);
-      if (auth.status === 401) c.header('WWW-Authenticate', 'Bearer');
-      const msg = auth.reason === 'missing' ? 'missing bearer token' : auth.reason === 'unknown' ? 'unknown token' : 'this token is not valid for this endpoint';
-      return c.json(errorBody(msg), auth.status);
-    }
-    if (auth.who.role !== 'operator') {
-      d.metrics.authFailed('/v1/act', 'wrong-kind');
-      d.logger.warn({ endpoint: '/v1/act', who: auth.who.name }, 'act refused: viewer token');
+  app.post('/v1/act', d.gate.requireClient, async (c) => {
+    const { principal, endpoint } = c.var;
+    if (principal.role !== 'operator') {
+      d.metrics.authFailed(endpoint, 'wrong-kind');
+      d.logger.warn({ endpoint, who: principal.name }, 'act refused: viewer token');
       return c.json(errorBody('acting needs an operator token; this one may only read'), 403);
     }
 
@@ -84,7 +73,7 @@ export function registerActRoute(app: Hono, d: ActRouteDeps): void {
       return c.json(errorBody(`${i.path.join('.') || '(body)'}: ${i.message}`), 400);
     }
     const b = parsed.data;
-    const who = auth.who.name;
+    const who = principal.name;
 
     const session = d.session(b.host);
     const status = d.store.hostStatuses().find((h) => h.host === b.host);

@@ -3,8 +3,8 @@
 // link timer, and act requests awaiting their results. Nothing a peer sends can throw out of here.
 
 import type { Logger } from 'pino';
-import type { Transport } from '../shared/fleet.js';
-import type { FrameLink } from '../shared/link.js';
+import type { Transport } from '../../shared/fleet.js';
+import type { FrameLink } from '../../shared/link.js';
 import {
   PROTOCOL_VERSION,
   decodeFrame,
@@ -13,9 +13,9 @@ import {
   type CollectorFrame,
   type FrameError,
   type HubFrame,
-} from '../shared/protocol.js';
-import type { HubMetrics } from './metrics.js';
-import type { ApplyOutcome, FleetStore } from './store.js';
+} from '../../shared/protocol.js';
+import type { HubMetrics } from '../metrics.js';
+import type { ApplyOutcome, FleetIntake } from '../store/fleet-store.js';
 
 export type ActRequest = Extract<HubFrame, { type: 'act' }>;
 
@@ -35,7 +35,7 @@ export class LinkClosedError extends Error {}
 
 export interface LinkSessionOptions {
   link: FrameLink;
-  store: FleetStore;
+  store: FleetIntake;
   metrics: HubMetrics;
   logger: Logger;
   transport: Transport;

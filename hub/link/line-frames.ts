@@ -1,6 +1,6 @@
 // Cuts a byte stream into lines: the stdio form of the protocol is one JSON frame per line.
 
-import { MAX_FRAME_BYTES } from '../shared/protocol.js';
+import { MAX_FRAME_BYTES } from '../../shared/protocol.js';
 
 export class LineSplitter {
   private buf = '';

@@ -8,12 +8,12 @@
 // paused instead and, once it has caught up, sent a fresh document to start again from.
 
 import type { Logger } from 'pino';
-import { edge } from '../shared/edges.js';
-import { compareFleetRows, selectRow, type Selector } from '../shared/selectors.js';
-import { classOf, type StateClass } from '../shared/tokens.js';
-import type { HubMetrics } from './metrics.js';
+import { edge } from '../../shared/edges.js';
+import { compareFleetRows, selectRow, type Selector } from '../../shared/selectors.js';
+import { classOf, type StateClass } from '../../shared/tokens.js';
+import type { HubMetrics } from '../metrics.js';
 import { SharedLines, type StreamSink } from './stream-sinks.js';
-import type { FleetStore, RowChange, StoreChanges } from './store.js';
+import type { FleetJournal, FleetReads, RowChange, StoreChanges } from '../store/fleet-store.js';
 
 export type StreamMode = 'documents' | 'events' | 'changes';
 
@@ -55,7 +55,7 @@ export class StreamHub {
   private readonly unlisten: () => void;
   private readonly clock: () => number;
 
-  constructor(private readonly store: FleetStore, private readonly o: StreamHubOptions) {
+  constructor(private readonly store: FleetReads & FleetJournal, private readonly o: StreamHubOptions) {
     this.clock = o.clock ?? Date.now;
     this.unlisten = store.onChange(() => this.schedule());
     this.keepaliveTimer = setInterval(() => {
@@ -226,7 +226,7 @@ class FlushPlan {
   private readonly former: RowChange[];
   private readonly edgeText = new Map<string, string>();
 
-  constructor(private readonly store: FleetStore, private readonly changes: StoreChanges, private readonly at: number) {
+  constructor(private readonly store: FleetReads, private readonly changes: StoreChanges, private readonly at: number) {
     this.present = changes.rows.filter((c) => c.after).sort((a, b) => compareFleetRows(a.after!.entry.row, b.after!.entry.row));
     this.former = changes.rows.filter((c) => c.before).sort((a, b) => compareFleetRows(a.before!.entry.row, b.before!.entry.row));
   }

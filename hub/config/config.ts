@@ -7,9 +7,9 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
-import { DEAD_AFTER_HEARTBEATS, HEARTBEAT_MS } from '../shared/protocol.js';
-import { tokenFileWarning } from '../shared/token-file-mode.js';
-import { notifyEntry, settleNotifySinks, type NotifySinkConfig } from './notify/sink-config.js';
+import { DEAD_AFTER_HEARTBEATS, HEARTBEAT_MS } from '../../shared/protocol.js';
+import { tokenFileWarning } from '../../shared/token-file-mode.js';
+import { notifyEntry, settleNotifySinks, type NotifySinkConfig } from '../notify/sink-config.js';
 
 export const DEFAULT_LISTEN = '127.0.0.1:7480';
 /** A host silent for this many heartbeat intervals is stale (when stale_after_secs is unset). */

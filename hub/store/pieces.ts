@@ -2,10 +2,10 @@
 // rows' text grouped by state rank, so the fleet document (state rank, then host, server, locator)
 // is a concatenation of per-host pieces, and a change re-sorts and re-encodes one host only.
 
-import { fleetRowObject, type FleetRow } from '../shared/fleet.js';
-import { PROTOCOL_ROW_KEYS, type ProtocolRow } from '../shared/row.js';
-import { compareFleetRows } from '../shared/selectors.js';
-import { STATE_RANK } from '../shared/tokens.js';
+import { fleetRowObject, type FleetRow } from '../../shared/fleet.js';
+import { PROTOCOL_ROW_KEYS, type ProtocolRow } from '../../shared/row.js';
+import { compareFleetRows } from '../../shared/selectors.js';
+import { STATE_RANK } from '../../shared/tokens.js';
 
 export const RANKS = 4;
 

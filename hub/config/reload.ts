@@ -5,8 +5,8 @@
 
 import type { Logger } from 'pino';
 import type { HubConfig, SshTarget } from './config.js';
-import { diffHubConfig, diffSummary, type ConfigDiff } from './config-diff.js';
-import type { NotifySinkConfig } from './notify/sink-config.js';
+import { diffHubConfig, diffSummary, type ConfigDiff } from './diff.js';
+import type { NotifySinkConfig } from '../notify/sink-config.js';
 
 /** The parts of a running hub a reload acts on (hub/server.ts provides them). */
 export interface ReloadTarget {

@@ -1,7 +1,7 @@
 // What a reload of hub.toml changes, worked out without touching anything: which client and host
 // credentials came, went or changed, which `[[ssh]]` targets must be dialled, closed or redialled,
 // whether the notification sinks differ, and which settings only a restart can apply. The hub's
-// reload step (hub/reload.ts) acts on this; the summary is the one log line a reload writes.
+// reload step (hub/config/reload.ts) acts on this; the summary is the one log line a reload writes.
 
 import type { ClientCredential, CollectorCredential, HubConfig, SshTarget } from './config.js';
 

@@ -1,7 +1,7 @@
 // Query parameters of the fleet read endpoints: the `ls` selectors, strictly. An unknown or empty
 // parameter is refused, because a misspelt filter that silently matches everything misleads.
 
-import { EMPTY_SELECTOR, SelectorError, parseStateList, type Selector } from '../shared/selectors.js';
+import { EMPTY_SELECTOR, SelectorError, parseStateList, type Selector } from '../../shared/selectors.js';
 
 const SELECTOR_PARAMS = ['state', 'agent', 'host', 'repo', 'branch', 'session'] as const;
 

@@ -1,130 +1,23 @@
-// The fleet store: the hub's cache of what every collector last said, keyed by (host, server,
-// pane). It holds no sockets and reads the hub clock only through the function it is given, so
-// every rule here is testable frame by frame.
+// The in-memory fleet store (the `FleetStore` of fleet-store.ts): the hub's cache of what every
+// collector last said, keyed by (host, server, pane). It holds no sockets and reads the hub clock
+// only through the function it is given, so every rule here is testable frame by frame. This file
+// is the sync state machine; the change journal is journal.ts, the bytes a read sends encoding.ts.
 //
 // Rows are levels: a frame replaces what it names. A host's rows change only through a complete
 // snapshot, a delta whose sequence follows the last one applied, or a server frame. Losing a link
 // never removes or idles rows: it marks them stale.
 
-import { fleetRowObject, hostStatusObject, type FleetDocument, type FleetRow, type HostStatus, type Transport } from '../shared/fleet.js';
-import type { ProtocolRow } from '../shared/row.js';
-import { rowKey } from '../shared/edges.js';
-import { EMPTY_SELECTOR, isEmptySelector, selectRow, type Selector } from '../shared/selectors.js';
-import type { ServerState } from '../shared/protocol.js';
-import { RANKS, buildPieces, insertSorted, piecesBytes, removeSorted, rowEntry, rowText, sameEntry, type HostPieces, type RowEntry } from './store-pieces.js';
-
-interface SnapshotFrameIn {
-  epoch: string;
-  seq: number;
-  servers: ServerState[];
-  complete: boolean;
-}
-
-interface DeltaFrameIn {
-  epoch: string;
-  seq: number;
-  server: string;
-  incarnation: string;
-  upserts: ProtocolRow[];
-  removals: string[];
-}
-
-interface ServerFrameIn {
-  epoch: string;
-  seq: number;
-  event: 'appeared' | 'incarnation' | 'gone';
-  server: string;
-  incarnation: string;
-}
-
-interface ServerSlot {
-  incarnation: string;
-  rows: Map<string, RowEntry>;
-}
-
-interface HostRecord {
-  host: string;
-  transport: Transport;
-  reachable: boolean;
-  /** The rows follow the collector's sequence; false until a snapshot completes or a resume. */
-  synced: boolean;
-  lastSeenMs: number | null;
-  reason: string | null;
-  collectorVersion: string | null;
-  epoch: string | null;
-  /** Last sequence applied in `epoch`; null means the next thing must be a complete snapshot. */
-  seq: number | null;
-  servers: Map<string, ServerSlot>;
-  pending: { seq: number; servers: Map<string, ServerSlot> } | null;
-  /** The session that may write; a replaced session's late frames and close are ignored. */
-  owner: object | null;
-  actionsAllowed: string[];
-  actionsByAgent: HostStatus['actions_by_agent'];
-  /** Hub clock minus the collector's heartbeat clock: transit plus skew. */
-  lagMs: number | null;
-  /** The collector's own last sent sequence, from its heartbeat. */
-  sentSeq: number | null;
-  lost: boolean;
-  helloCount: number;
-  lastRefusal: { reason: string; at_ms: number } | null;
-  /** This host's rows in fleet order and as text; null after any change to them. */
-  pieces: HostPieces | null;
-  /** This host's status as JSON, cut where `last_seen_ms` and `clock_offset_ms` go; null after any change to it. */
-  statusText: [string, string, string] | null;
-  /** The status as a read sends it (led by a comma), with what it was made from. */
-  statusBytes: { text: [string, string, string]; seen: number | null; lag: number | null; bytes: Buffer; first: Buffer } | null;
-}
-
-/** A row as a reader last saw it: what it held and whether its host was stale. */
-export interface RowSeen {
-  entry: RowEntry;
-  stale: boolean;
-}
-
-/** One row that changed since the last `takeChanges`: before and now (null when absent). */
-export interface RowChange {
-  key: string;
-  before: RowSeen | null;
-  after: RowSeen | null;
-}
-
-export interface StoreChanges {
-  rows: RowChange[];
-  /** Hosts whose status changed (last_seen_ms alone does not count). */
-  hosts: string[];
-}
-
-export type RefusalCode = 'unknown-host' | 'not-owner' | 'epoch' | 'no-baseline' | 'gap' | 'unknown-incarnation';
-
-export type ApplyOutcome =
-  | { ok: true; applied: boolean }
-  | { ok: false; code: RefusalCode; message: string };
-
-export interface StoreChange {
-  at_ms: number;
-  version: number;
-}
-
-export interface HostMetrics {
-  host: string;
-  reachable: boolean;
-  stale: boolean;
-  lost: boolean;
-  rows: number;
-  lagMs: number | null;
-  lastSeenMs: number | null;
-  seqBehind: number | null;
-}
-
-export interface HelloInfo {
-  transport: Transport;
-  epoch: string;
-  collectorVersion: string;
-  actionsAllowed: string[];
-  /** From the hello, when the collector sent them. */
-  actionsByAgent?: HostStatus['actions_by_agent'];
-  at?: number;
-}
+import { fleetRowObject, type FleetDocument, type FleetRow, type HostStatus, type Transport } from '../../shared/fleet.js';
+import type { ProtocolRow } from '../../shared/row.js';
+import { EMPTY_SELECTOR, isEmptySelector, selectRow, type Selector } from '../../shared/selectors.js';
+import type { ServerState } from '../../shared/protocol.js';
+import { DOC_HEAD, agentsParts, agentsText, hostsParts, piecesOf, statusBytes, statusOf, statusText } from './encoding.js';
+import type {
+  ApplyOutcome, DeltaFrameIn, FleetStore, HelloInfo, HostMetrics, RowSeen, ServerFrameIn, SnapshotFrameIn, StoreChange, StoreChanges,
+} from './fleet-store.js';
+import { hostMetricsOf, newHostRecord, type HostRecord, type ServerSlot } from './host-record.js';
+import { ChangeJournal } from './journal.js';
+import { RANKS, insertSorted, removeSorted, rowEntry, rowText, sameEntry, type RowEntry } from './pieces.js';
 
 export interface FleetStoreOptions {
   clock?: () => number;
@@ -143,7 +36,7 @@ function bindRow(row: ProtocolRow, host: string, server: string): ProtocolRow {
   return row.host === host && row.server === server ? row : { ...row, host, server };
 }
 
-export class FleetStore {
+export class MemoryFleetStore implements FleetStore {
   private readonly hosts = new Map<string, HostRecord>();
   private readonly listeners = new Set<(c: StoreChange) => void>();
   private readonly clock: () => number;
@@ -153,9 +46,7 @@ export class FleetStore {
   private agentsCache: { version: number; parts: Buffer[] } | null = null;
   /** Host names, sorted; kept in order as hosts come and go. */
   private readonly hostOrder: string[] = [];
-  /** Rows changed since the last `takeChanges`, with what they were before; null while nobody reads. */
-  private journal: Map<string, { host: string; server: string; pane: string; before: RowSeen | null }> | null = null;
-  private journalHosts = new Set<string>();
+  private readonly journal = new ChangeJournal();
   /** When a full read was last answered (store clock), for the warmer. */
   private lastDocumentRead: number | null = null;
   /** Hosts whose pieces or status text a change dropped, for `prepare`. */
@@ -180,49 +71,19 @@ export class FleetStore {
    * an unwatched hub keeps no journal.
    */
   setJournaling(on: boolean): void {
-    if (on && !this.journal) this.journal = new Map();
-    if (!on) this.journal = null;
-    this.journalHosts.clear();
+    this.journal.set(on);
   }
 
   /** What changed since the previous call: only rows whose text or staleness really moved. */
   takeChanges(): StoreChanges {
-    const out: StoreChanges = { rows: [], hosts: [...this.journalHosts] };
-    this.journalHosts.clear();
-    if (!this.journal) return out;
-    for (const [key, j] of this.journal) {
-      const h = this.hosts.get(j.host);
-      const entry = h?.servers.get(j.server)?.rows.get(j.pane);
-      const after = h && entry ? { entry, stale: isStale(h) } : null;
-      const b = j.before;
-      if (b && after && b.stale === after.stale && sameEntry(b.entry, after.entry)) continue;
-      if (!b && !after) continue;
-      out.rows.push({ key, before: b, after });
-    }
-    this.journal.clear();
-    return out;
-  }
-
-  /** Remember a row's current form before it changes (first change since the last take wins). */
-  private noteRow(h: HostRecord, server: string, pane: string): void {
-    if (!this.journal) return;
-    const key = rowKey({ host: h.host, server, pane });
-    if (this.journal.has(key)) return;
-    const entry = h.servers.get(server)?.rows.get(pane);
-    this.journal.set(key, { host: h.host, server, pane, before: entry ? { entry, stale: isStale(h) } : null });
-  }
-
-  /** Before anything that may change all of a host's rows or their staleness. */
-  private noteHostRows(h: HostRecord): void {
-    if (!this.journal) return;
-    for (const [server, slot] of h.servers) for (const pane of slot.rows.keys()) this.noteRow(h, server, pane);
+    return this.journal.take((host) => this.hosts.get(host));
   }
 
   private hostChanged(h: HostRecord, rows: boolean): void {
     h.statusText = null;
     if (rows) h.pieces = null;
     this.unbuilt.add(h);
-    if (this.journal) this.journalHosts.add(h.host);
+    this.journal.noteHost(h.host);
   }
 
   /** A `GET /v1/agents` is being answered: the warmer keeps pieces encoded for the next one. */
@@ -244,8 +105,8 @@ export class FleetStore {
   prepare(): number {
     let built = 0;
     for (const h of this.unbuilt) {
-      this.piecesOf(h);
-      this.statusBytes(h);
+      piecesOf(h);
+      statusBytes(h);
       built++;
     }
     this.unbuilt.clear();
@@ -262,14 +123,10 @@ export class FleetStore {
   private record(host: string, transport: Transport): HostRecord {
     let h = this.hosts.get(host);
     if (!h) {
-      h = {
-        host, transport, reachable: false, synced: false, lastSeenMs: null, reason: null, collectorVersion: null,
-        epoch: null, seq: null, servers: new Map(), pending: null, owner: null, actionsAllowed: [], lagMs: null,
-        sentSeq: null, lost: false, helloCount: 0, lastRefusal: null, actionsByAgent: null, pieces: null, statusText: null, statusBytes: null,
-      };
+      h = newHostRecord(host, transport);
       this.hosts.set(host, h);
       insertSorted(this.hostOrder, host);
-      if (this.journal) this.journalHosts.add(host);
+      this.journal.noteHost(host);
     }
     return h;
   }
@@ -287,7 +144,7 @@ export class FleetStore {
    */
   hello(host: string, info: HelloInfo, owner: object): { resumeFrom: number | null; reconnect: boolean } {
     const h = this.record(host, info.transport);
-    this.noteHostRows(h);
+    this.journal.noteHostRows(h);
     const reconnect = h.helloCount > 0;
     h.helloCount++;
     h.owner = owner;
@@ -341,8 +198,8 @@ export class FleetStore {
       else h.pending.servers.set(s.server, slot);
     }
     if (!f.complete) return { ok: true, applied: false };
-    this.noteHostRows(h);
-    if (this.journal) for (const [server, slot] of h.pending.servers) for (const pane of slot.rows.keys()) this.noteRow(h, server, pane);
+    this.journal.noteHostRows(h);
+    if (this.journal.on) for (const [server, slot] of h.pending.servers) for (const pane of slot.rows.keys()) this.journal.noteRow(h, server, pane);
     // A row that arrives unchanged keeps its held entry, so its text is not rebuilt downstream.
     for (const [server, slot] of h.pending.servers) {
       const old = h.servers.get(server);
@@ -385,13 +242,13 @@ export class FleetStore {
       const e = rowEntry(bindRow(r, host, f.server));
       const was = slot.rows.get(r.pane);
       if (was && sameEntry(was, e)) continue;
-      this.noteRow(h, f.server, r.pane);
+      this.journal.noteRow(h, f.server, r.pane);
       slot.rows.set(r.pane, e);
       moved = true;
     }
     for (const p of f.removals) {
       if (!slot.rows.has(p)) continue;
-      this.noteRow(h, f.server, p);
+      this.journal.noteRow(h, f.server, p);
       slot.rows.delete(p);
       moved = true;
     }
@@ -413,7 +270,7 @@ export class FleetStore {
     if (seqOutcome) return seqOutcome;
     const slot = h.servers.get(f.server);
     if (slot && (f.event === 'gone' || slot.incarnation !== f.incarnation)) {
-      for (const pane of slot.rows.keys()) this.noteRow(h, f.server, pane);
+      for (const pane of slot.rows.keys()) this.journal.noteRow(h, f.server, pane);
     }
     this.hostChanged(h, true);
     if (f.event === 'gone') h.servers.delete(f.server);
@@ -453,7 +310,7 @@ export class FleetStore {
   requireSnapshot(host: string, owner: object): void {
     const h = this.hosts.get(host);
     if (!h || h.owner !== owner) return;
-    this.noteHostRows(h);
+    this.journal.noteHostRows(h);
     h.seq = null;
     h.pending = null;
     const wasSynced = h.synced;
@@ -467,7 +324,7 @@ export class FleetStore {
   linkDown(host: string, owner: object, reason: string): void {
     const h = this.hosts.get(host);
     if (!h || h.owner !== owner) return;
-    this.noteHostRows(h);
+    this.journal.noteHostRows(h);
     h.owner = null;
     h.reachable = false;
     h.reason = reason;
@@ -484,7 +341,7 @@ export class FleetStore {
     const h = this.hosts.get(host);
     if (!h || h.owner !== null) return;
     if (!h.reachable && h.reason === reason) return;
-    this.noteHostRows(h);
+    this.journal.noteHostRows(h);
     h.reachable = false;
     h.reason = reason;
     this.hostChanged(h, true);
@@ -504,11 +361,11 @@ export class FleetStore {
   forget(host: string): boolean {
     const h = this.hosts.get(host);
     if (!h || h.reachable) return false;
-    this.noteHostRows(h);
+    this.journal.noteHostRows(h);
     this.hosts.delete(host);
     this.unbuilt.delete(h);
     removeSorted(this.hostOrder, host);
-    if (this.journal) this.journalHosts.add(host);
+    this.journal.noteHost(host);
     this.changed();
     return true;
   }
@@ -532,15 +389,6 @@ export class FleetStore {
     return this.hosts.get(host)?.actionsAllowed ?? [];
   }
 
-  private piecesOf(h: HostRecord): HostPieces {
-    const stale = isStale(h);
-    if (h.pieces && h.pieces.stale === stale) return h.pieces;
-    const all: RowEntry[] = [];
-    for (const s of h.servers.values()) for (const e of s.rows.values()) all.push(e);
-    h.pieces = buildPieces(all, stale);
-    return h.pieces;
-  }
-
   /** Hosts in name order, optionally just one. */
   private orderedHosts(only: string | null): HostRecord[] {
     if (only !== null) {
@@ -556,55 +404,20 @@ export class FleetStore {
     const out: FleetRow[] = [];
     const hosts = this.orderedHosts(null);
     for (let r = 0; r < RANKS; r++) {
-      for (const h of hosts) for (const e of this.piecesOf(h).byRank[r]!) out.push(fleetRowObject(e.row, h.pieces!.stale));
+      for (const h of hosts) for (const e of piecesOf(h).byRank[r]!) out.push(fleetRowObject(e.row, h.pieces!.stale));
     }
     this.cache = { version: this.versionNo, rows: out };
     return out;
   }
 
-  private statusOf(h: HostRecord): HostStatus {
-    return hostStatusObject({
-      host: h.host,
-      transport: h.transport,
-      reachable: h.reachable,
-      stale: isStale(h),
-      last_seen_ms: h.lastSeenMs,
-      reason: h.lost ? 'lost' : h.reason,
-      collector_version: h.collectorVersion,
-      servers: [...h.servers.entries()]
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        .map(([server, s]) => ({ server, incarnation: s.incarnation, rows: s.rows.size })),
-      actions_allowed: h.actionsAllowed.slice(),
-      schema: 1,
-      last_refusal: h.lastRefusal ?? null,
-      clock_offset_ms: h.lagMs === null ? null : h.lagMs === 0 ? 0 : -h.lagMs,
-      actions_by_agent: h.actionsByAgent,
-    });
-  }
-
   hostStatuses(): HostStatus[] {
-    return this.orderedHosts(null).map((h) => this.statusOf(h));
+    return this.orderedHosts(null).map((h) => statusOf(h));
   }
 
   /** A host's status as JSON, cached until the host changes; null for a host the store no longer holds. */
   hostStatusText(host: string): string | null {
     const h = this.hosts.get(host);
-    if (!h) return null;
-    h.statusText ??= statusCut(JSON.stringify(this.statusOf({ ...h, lastSeenMs: CUT_SEEN, lagMs: CUT_LAG })));
-    const [a, b, c] = h.statusText;
-    return a + JSON.stringify(h.lastSeenMs) + b + JSON.stringify(h.lagMs === null ? null : h.lagMs === 0 ? 0 : -h.lagMs) + c;
-  }
-
-  /** A host's status as a read sends it: led by a comma, or not (`first`, the first host). */
-  private statusBytes(h: HostRecord, first = false): Buffer {
-    const text = this.hostStatusText(h.host)!;
-    const c = h.statusBytes;
-    if (c && c.text === h.statusText && c.seen === h.lastSeenMs && c.lag === h.lagMs) return first ? c.first : c.bytes;
-    // A few hundred bytes: from Buffer's pool, which is far cheaper to allocate from than a
-    // buffer of its own; all the hosts' statuses together pin at most a pool slab each.
-    const bytes = Buffer.from(`,${text}`, 'utf8');
-    h.statusBytes = { text: h.statusText!, seen: h.lastSeenMs, lag: h.lagMs, bytes, first: bytes.subarray(1) };
-    return first ? h.statusBytes.first : bytes;
+    return h ? statusText(h) : null;
   }
 
   document(selector: Selector = EMPTY_SELECTOR): FleetDocument {
@@ -638,46 +451,16 @@ export class FleetStore {
     let agents: readonly Buffer[];
     if (isEmptySelector(selector)) {
       if (!this.agentsCache || this.agentsCache.version !== this.versionNo) {
-        this.agentsCache = { version: this.versionNo, parts: this.agentsParts(hosts) };
+        this.agentsCache = { version: this.versionNo, parts: agentsParts(hosts) };
       }
       agents = this.agentsCache.parts;
     } else if (isEmptySelector({ ...selector, host: null })) {
       // Only a host filter: that host's pieces are already the answer.
-      agents = this.agentsParts(hosts);
+      agents = agentsParts(hosts);
     } else {
-      agents = [Buffer.from(this.agentsText(hosts, selector), 'utf8')];
+      agents = [Buffer.from(agentsText(hosts, selector), 'utf8')];
     }
-    // One part per host, reused while its status and clocks stand: joining a fresh text of every
-    // host's status (300 KB at 1,000 hosts) and encoding it cost a read more than all the rest.
-    const tail: Buffer[] = [HOSTS_HEAD];
-    for (const h of hosts) {
-      tail.push(this.statusBytes(h, tail.length === 1));
-    }
-    tail.push(DOC_END);
-    return [DOC_HEAD, ...agents, ...tail];
-  }
-
-  private agentsParts(hosts: HostRecord[]): Buffer[] {
-    const parts: Buffer[] = [];
-    for (let r = 0; r < RANKS; r++) {
-      for (const h of hosts) {
-        const p = this.piecesOf(h);
-        if (p.bytes[r]!.length === 0) continue;
-        parts.push(piecesBytes(p, r, parts.length === 0));
-      }
-    }
-    return parts;
-  }
-
-  private agentsText(hosts: HostRecord[], filter: Selector): string {
-    const parts: string[] = [];
-    for (let r = 0; r < RANKS; r++) {
-      for (const h of hosts) {
-        const p = this.piecesOf(h);
-        for (const e of p.byRank[r]!) if (selectRow(filter, e.row)) parts.push(rowText(e, p.stale));
-      }
-    }
-    return parts.join(',');
+    return [DOC_HEAD, ...agents, ...hostsParts(hosts)];
   }
 
   /** The JSON of one row as it stands now (a changes line carries it), or null. */
@@ -686,40 +469,6 @@ export class FleetStore {
   }
 
   hostMetrics(): HostMetrics[] {
-    return [...this.hosts.values()].map((h) => {
-      let rows = 0;
-      for (const s of h.servers.values()) rows += s.rows.size;
-      return {
-        host: h.host,
-        reachable: h.reachable,
-        stale: isStale(h),
-        lost: h.lost,
-        rows,
-        lagMs: h.lagMs,
-        lastSeenMs: h.lastSeenMs,
-        seqBehind: h.sentSeq !== null && h.seq !== null ? Math.max(0, h.sentSeq - h.seq) : null,
-      };
-    });
+    return [...this.hosts.values()].map(hostMetricsOf);
   }
-}
-
-const DOC_HEAD = Buffer.from('{"schema":1,"agents":[', 'utf8');
-const HOSTS_HEAD = Buffer.from('],"hosts":[', 'utf8');
-const DOC_END = Buffer.from(']}', 'utf8');
-
-// Stand-in values that cannot occur, encoded into a host's status and cut out again.
-const CUT_SEEN = -0.5;
-const CUT_LAG = 0.25;
-
-function statusCut(text: string): [string, string, string] {
-  const seen = text.indexOf(`"last_seen_ms":${CUT_SEEN}`);
-  const lag = text.indexOf(`"clock_offset_ms":${-CUT_LAG}`);
-  if (seen < 0 || lag < seen) throw new Error('host status key order is not the expected one');
-  const seenEnd = seen + `"last_seen_ms":${CUT_SEEN}`.length;
-  const lagEnd = lag + `"clock_offset_ms":${-CUT_LAG}`.length;
-  return [text.slice(0, seenEnd - String(CUT_SEEN).length), text.slice(seenEnd, lagEnd - String(-CUT_LAG).length), text.slice(lagEnd)];
-}
-
-function isStale(h: HostRecord): boolean {
-  return !h.reachable || !h.synced;
 }

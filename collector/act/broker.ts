@@ -20,6 +20,7 @@ import { claimSlot, isInFlightRecord, readReplay, receiptPath, receiptsDir, reco
 import { exclusive } from './pane-mutex.js';
 import { formatAnswered, parseAnswered } from '../core/prompt-id.js';
 import { ANSWERED_KEY } from '../engine/prompt-writes.js';
+import { paintedSince } from '../engine/settled-read.js';
 import { spawnSupervisor } from './supervise.js';
 
 export const ACT_FRESHNESS_MS = 3000;
@@ -197,7 +198,11 @@ async function fireLocked(o: FireOptions): Promise<ActResult> {
   // A stale keys stamp is re-detected (keys land on whatever screen is there now). A pane
   // never stamped at all is detected for any kind: otherwise no agent could be named there.
   const t = now();
-  const stale = f.stampedAt === 0 || f.stampedAt > t || t - f.stampedAt >= (o.freshnessMs ?? ACT_FRESHNESS_MS);
+  // A young stamp is stale too once the pane painted after it: a dialog that showed after a
+  // hook's working claim, the work that followed an answer.
+  const stale =
+    f.stampedAt === 0 || f.stampedAt > t || t - f.stampedAt >= (o.freshnessMs ?? ACT_FRESHNESS_MS) ||
+    (f.stamp !== null && paintedSince(f.stamp, f.windowActivity ?? 0));
   // A blocked keys target whose prompt is not identified yet (a hook stamped it) is looked at:
   // the answer must be bound to a prompt someone could have seen.
   const unidentified = action.kind === 'keys' && f.state === 'blocked' && (f.promptId ?? null) === null && canLook(o.engine, f.agent);

@@ -18,6 +18,8 @@ export interface PaneFacts extends GateFacts {
   /** Episode instant of the stamp (the --expect-episode-ms binder), null when unstamped. */
   episodeMs: number | null;
   stampedAt: number;
+  /** `#{window_activity}`: epoch second of the window's last output, 0 when tmux has none. */
+  windowActivity?: number;
   permissionRequest: string | null;
   apiEndpoint: string | null;
   /** Raw @agent_action. */
@@ -52,6 +54,7 @@ export function factsFromRecord(rec: PaneRecord, lock: string): PaneFacts {
     stamp,
     episodeMs: stamp ? episodeAt(stamp) : null,
     stampedAt: stamp?.stampedAt ?? 0,
+    windowActivity: rec.windowActivity,
     permissionRequest: o[KEY.permissionRequest] ?? null,
     apiEndpoint: o[KEY.apiEndpoint] ?? null,
     lock,

@@ -107,6 +107,23 @@ function notifySettings(n: RawConfig['notify']): NotifySettings {
   };
 }
 
+/**
+ * Where the keys of the old `[agents]` table live now: an agent's `api_base` is an API-lane
+ * setting (`[api.<agent>]`); `enabled` and `process_names` moved to one `[[agent]]` per agent,
+ * which takes no `api_base` (pointing there only led to a second refusal).
+ */
+function legacyAgentsProblem(agents: unknown): string {
+  const moves: string[] = [];
+  let other = false;
+  for (const [name, table] of Object.entries(agents !== null && typeof agents === 'object' ? agents : {})) {
+    const keys = table !== null && typeof table === 'object' ? Object.keys(table) : [];
+    if (keys.includes('api_base')) moves.push(`move agents.${name}.api_base to [api.${name}] api_base`);
+    if (keys.length === 0 || keys.some((k) => k !== 'api_base')) other = true;
+  }
+  const renamed = 'the [agents] table was renamed to [[agent]] (one table per agent: name, enabled, process_names)';
+  return moves.length === 0 ? renamed : [...moves, ...(other ? [renamed] : [])].join('; ');
+}
+
 export function parseConfig(path: string, text: string): Config {
   let raw: unknown;
   try {
@@ -116,7 +133,7 @@ export function parseConfig(path: string, text: string): Config {
   }
   // The reference's earliest configs listed agents under one [agents] table.
   if (raw !== null && typeof raw === 'object' && 'agents' in raw) {
-    throw new ConfigError(`${path}: agents: the [agents] table was renamed to [[agent]] (one table per agent: name, enabled, process_names)`);
+    throw new ConfigError(`${path}: agents: ${legacyAgentsProblem((raw as { agents: unknown }).agents)}`);
   }
   const r = configSchema.safeParse(raw);
   if (!r.success) {

@@ -90,8 +90,11 @@ function titleMatches(patterns: readonly RegExp[], title: string): boolean {
 }
 
 /**
- * The tpgid test only vetoes: a name match is needed first, and a missing root, agent or tpgid
- * leaves the name match standing (BSD and Linux report "no terminal" differently).
+ * Whether the agent owns the terminal: its process group is the tty's foreground group (tpgid).
+ * That holds however it was started: under `bash -c 'claude; exec bash'` or a launcher script
+ * that does not exec, the group's leader (whose name tmux reports as pane_current_command) is the
+ * shell, but the agent runs in that group and reads the keys. Where no tpgid is known (a ps
+ * without one, the pane's processes gone), the name tmux reports is all there is to go on.
  */
 function isForeground(
   fg: string,
@@ -100,11 +103,12 @@ function isForeground(
   panePid: number,
   agentPid: number,
 ): boolean {
-  if (!processNames.includes(fg)) return false;
-  const root = procs.find((p) => p.pid === panePid);
   const agent = procs.find((p) => p.pid === agentPid);
-  if (!root || !agent || root.tpgid === null) return true;
-  return root.tpgid === agent.pgid;
+  const root = procs.find((p) => p.pid === panePid);
+  // Every process on a terminal reports the same tpgid; the pane's root is on it for sure.
+  const tpgid = root?.tpgid ?? agent?.tpgid ?? null;
+  if (agent && tpgid !== null) return agent.pgid === tpgid;
+  return processNames.includes(fg);
 }
 
 function registeredManifest(

@@ -11,17 +11,22 @@ const DETAIL_HINT = 'must be a detail token of lowercase letters, digits, "_" or
 export const detailTokenSchema = z.string().regex(DETAIL_TOKEN, { error: DETAIL_HINT });
 export const stateSchema = z.enum(STATES);
 
-const TAIL_LINES = /^tail_lines\(([0-9]+)\)$/;
+const TAIL_LINES = /^tail_lines\((.*)\)$/s;
 
-/** `tail_lines(N)` (N ≥ 1), `visible` or `title`; anything else is an error. */
+/**
+ * `tail_lines(N)` (N ≥ 0, spaces around N allowed, as the reference reads it), `visible` or
+ * `title`; anything else is an error. `tail_lines(0)` is an empty region: its rules never see text.
+ */
 export function parseRegion(text: string): Region | string {
   if (text === 'visible') return { kind: 'visible' };
   if (text === 'title') return { kind: 'title' };
   const m = TAIL_LINES.exec(text);
   if (m) {
-    const n = Number(m[1]);
-    // Zero lines would make every matcher see an empty screen: surely a typo.
-    if (!Number.isSafeInteger(n) || n < 1) return 'tail_lines needs a line count of at least 1';
+    const count = (m[1] ?? '').trim();
+    const n = Number(count);
+    if (!/^[0-9]+$/.test(count) || !Number.isSafeInteger(n)) {
+      return `tail_lines needs a whole line count, not ${JSON.stringify(count)}`;
+    }
     return { kind: 'tail_lines', n };
   }
   return `unknown region ${JSON.stringify(text)} (tail_lines(N), visible or title)`;
@@ -100,8 +105,15 @@ const hooksSchema = z.strictObject({
   map: z.array(hookEntrySchema).default([]),
 });
 
+// process_names is required, as in the reference: without it a manifest loads but can never
+// claim a pane, and nothing would say why.
 const identitySchema = z.strictObject({
-  process_names: z.array(z.string().min(1)).default([]),
+  process_names: z.array(z.string().min(1), {
+    error: (i) =>
+      i.input === undefined
+        ? 'missing required key: the process names the agent runs as, e.g. process_names = ["claude"] (without them it can never match a pane)'
+        : 'must be a list of process names',
+  }),
   title_patterns: z.array(z.string()).default([]),
 });
 

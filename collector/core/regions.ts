@@ -26,9 +26,25 @@ export function rustLines(s: string): string[] {
   return out;
 }
 
-/** The last `n` lines of a raw capture, escapes removed after the join (n <= 0 keeps none). */
-function lastLines(raw: string, n: number): string {
+/** A row that shows nothing: empty, or only escapes and whitespace once they are removed. */
+function isBlankRow(line: string): boolean {
+  return stripAnsi(line).trim() === '';
+}
+
+/**
+ * The capture's lines without the blank rows below the last painted one. tmux prints every row of
+ * the pane, so an inline UI that has not filled a tall pane yet (a fresh session) sits above a run
+ * of empty rows; counted, they push the prompt or composer out of a `tail_lines(N)` window.
+ */
+function paintedLines(raw: string): string[] {
   const lines = rustLines(raw);
+  let end = lines.length;
+  while (end > 0 && isBlankRow(lines[end - 1]!)) end--;
+  return end === lines.length ? lines : lines.slice(0, end);
+}
+
+/** The last `n` lines, escapes removed after the join (n <= 0 keeps none). */
+function lastLines(lines: string[], n: number): string {
   const kept = n >= lines.length ? lines : n <= 0 ? [] : lines.slice(lines.length - n);
   return stripAnsi(kept.join('\n'));
 }
@@ -39,11 +55,14 @@ export function regionText(region: Region, snap: Snapshot): string {
     case 'title':
       return stripAnsi(snap.title);
     case 'tail_lines':
-      return lastLines(snap.tail, region.n);
+      // Counted from the last painted row, where the agent's own bottom edge is.
+      return lastLines(paintedLines(snap.tail), region.n);
     case 'visible': {
       // An unknown or zero pane height means "the whole capture", never "nothing".
       const h = snap.visibleHeight;
-      return h !== null && h > 0 ? lastLines(snap.tail, h) : lastLines(snap.tail, Number.POSITIVE_INFINITY);
+      // The screen as shown, blank rows included: trimming them would pull history into view.
+      const lines = rustLines(snap.tail);
+      return lastLines(lines, h !== null && h > 0 ? h : Number.POSITIVE_INFINITY);
     }
   }
 }

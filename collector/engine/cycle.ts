@@ -241,7 +241,7 @@ export class Engine {
         continue;
       }
 
-      const fresh = stampStands(prev, readAt, vouched, cfg.freshnessMs);
+      const fresh = stampStands(prev, readAt, vouched, cfg.freshnessMs, watching ? 0 : rec.windowActivity);
       const forced = opts.recapture === rec.paneId;
       if (watching) this.liveness.observe(rec.paneId, prev);
       let repaint = painted.has(rec.paneId);

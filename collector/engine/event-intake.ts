@@ -72,6 +72,15 @@ export async function intakeEvent(input: EventInput): Promise<EventOutcome> {
   });
 
   const cmds: string[][] = [];
+  // Every write of an event holds where a newer hook event of the pane already stamped (hook
+  // processes race): an event that lands late must not undo what a later one wrote, be it the
+  // tuple, a request id ("replied" of one prompt after "required" of the next) or a pending call.
+  const guarded = (setpf ?? '').trim() !== '0';
+  const guard: Guard = { kind: 'hook_arbitrate', evidenceAt: now };
+  const companion = (key: string, value: string): string[] =>
+    guarded ? renderHookCompanion(pane, key, value, guard) : ['set-option', '-p', '-t', pane, key, value];
+  // Guarded, an unset is an empty value (read as absent): tmux cannot unset conditionally.
+  const clear = (key: string): string[] => (guarded ? companion(key, '') : ['set-option', '-p', '-u', '-t', pane, key]);
   switch (decision.kind) {
     case 'nothing':
     case 'ignore':
@@ -89,7 +98,6 @@ export async function intakeEvent(input: EventInput): Promise<EventOutcome> {
       break;
     }
     case 'stamp': {
-      const guard: Guard = { kind: 'hook_arbitrate', evidenceAt: now };
       const plan: PublishPlan = {
         kind: 'publish',
         state: decision.state,
@@ -105,12 +113,9 @@ export async function intakeEvent(input: EventInput): Promise<EventOutcome> {
         episodeReset: false,
         guard,
       };
-      const guarded = (setpf ?? '').trim() !== '0';
       cmds.push(...renderPublish(pane, plan, { guarded, prev: stored }));
       // A tmux that cannot expand `-F` would store the conditional itself (a literal turn_at no
       // longer decodes), so there the companions follow the tuple's advisory plain writes.
-      const companion = (key: string, value: string): string[] =>
-        guarded ? renderHookCompanion(pane, key, value, guard) : ['set-option', '-p', '-t', pane, key, value];
       if (decision.registerSession !== null) cmds.push(companion(KEY.session, decision.registerSession));
       if (decision.recordTurn) cmds.push(companion(KEY.turnAt, String(now)));
       const [w, s] = rollupsWith(panes, rec, decision.state);
@@ -126,12 +131,10 @@ export async function intakeEvent(input: EventInput): Promise<EventOutcome> {
     if (extras.apiEndpoint !== null) cmds.push(['set-option', '-p', '-t', pane, KEY.apiEndpoint, extras.apiEndpoint]);
   }
   const req = permissionRequestUpdate(kind, decision, payload, stored);
-  if (req.kind === 'set') cmds.push(['set-option', '-p', '-t', pane, KEY.permissionRequest, req.id]);
-  if (req.kind === 'unset' && rec.options['@agent_permission_request'] !== undefined) {
-    cmds.push(['set-option', '-p', '-u', '-t', pane, KEY.permissionRequest]);
-  }
+  if (req.kind === 'set') cmds.push(companion(KEY.permissionRequest, req.id));
+  if (req.kind === 'unset' && rec.options['@agent_permission_request'] !== undefined) cmds.push(clear(KEY.permissionRequest));
 
-  cmds.push(...pendingWrites(pane, rec.options, pendingUpdate(kind, decision.kind === 'stamp' ? decision.state : null, payload)));
+  cmds.push(...pendingWrites(rec.options, pendingUpdate(kind, decision.kind === 'stamp' ? decision.state : null, payload), companion, clear));
 
   if (cmds.length) await runner.run(chain(cmds));
   return { decision: decision.kind, commands: cmds, notify: decision.kind === 'stamp' ? decision.notify : null };
@@ -140,9 +143,14 @@ export async function intakeEvent(input: EventInput): Promise<EventOutcome> {
 const PENDING_KEYS = ['@agent_pending_tool', '@agent_pending_call', '@agent_pending_summary'] as const;
 
 /** The pending-call options a hook event sets or clears; agent-printed text, never logged. */
-function pendingWrites(pane: string, options: Partial<Record<string, string>>, u: PendingUpdate): string[][] {
+function pendingWrites(
+  options: Partial<Record<string, string>>,
+  u: PendingUpdate,
+  set: (key: string, value: string) => string[],
+  clear: (key: string) => string[],
+): string[][] {
   if (u.kind === 'none') return [];
-  if (u.kind === 'clear') return PENDING_KEYS.filter((k) => options[k] !== undefined).map((k) => ['set-option', '-p', '-u', '-t', pane, k]);
+  if (u.kind === 'clear') return PENDING_KEYS.filter((k) => options[k] !== undefined).map(clear);
   const values = [u.tool, u.call, u.summary];
-  return PENDING_KEYS.map((k, i) => (values[i] === null ? ['set-option', '-p', '-u', '-t', pane, k] : ['set-option', '-p', '-t', pane, k, values[i]!]));
+  return PENDING_KEYS.map((k, i) => (values[i] === null ? clear(k) : set(k, values[i]!)));
 }

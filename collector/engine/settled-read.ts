@@ -18,9 +18,34 @@ export function heartbeatVouches(stored: string | undefined, now: number, freshn
   return at !== 0 && at <= now && now - at < freshnessMs;
 }
 
-/** A stamp that can stand as it is: whole (not caught mid-write), not from the future, and fresh or vouched for. */
-export function stampStands(prev: StampedState | null, now: number, vouched: boolean, freshnessMs: number): prev is StampedState {
-  return prev !== null && !isInProgress(prev) && prev.stampedAt <= now && (vouched || now - prev.stampedAt < freshnessMs);
+/**
+ * Whether the pane may have painted since the stamp was written. tmux 3.3a has no pane_activity
+ * and reports `#{window_activity}` (the window's last output) in whole seconds, so only an
+ * activity second lying wholly before the stamp proves the screen did not move since; 0 = none.
+ */
+export function paintedSince(stamp: StampedState, windowActivitySecs: number): boolean {
+  return windowActivitySecs > 0 && (windowActivitySecs + 1) * 1000 > stamp.stampedAt;
+}
+
+/**
+ * A stamp that can stand as it is: whole (not caught mid-write), not from the future, fresh or
+ * vouched for, and over a screen that did not move since. A young stamp says nothing about a
+ * later paint: a dialog that appeared after a hook's working claim, the work that follows an
+ * answered prompt. Unvouched, any such pane is looked at again. A collector's vouch covers its
+ * panes (it looks soon after they paint); only a blocked stamp is still checked, since the prompt
+ * may have been answered since and a blocked screen does not move until it is.
+ * `windowActivitySecs` 0 (unknown, or the caller's own watch covers paints) skips the check.
+ */
+export function stampStands(
+  prev: StampedState | null,
+  now: number,
+  vouched: boolean,
+  freshnessMs: number,
+  windowActivitySecs = 0,
+): prev is StampedState {
+  if (prev === null || isInProgress(prev) || prev.stampedAt > now) return false;
+  if ((!vouched || prev.state === 'blocked') && paintedSince(prev, windowActivitySecs)) return false;
+  return vouched || now - prev.stampedAt < freshnessMs;
 }
 
 export const LIST_CLIENTS_FORMAT = '#{pane_id}\u001f#{client_activity}\u001f#{client_control_mode}';
@@ -87,7 +112,7 @@ export function settledRows(outs: readonly string[], now: number, freshnessMs: n
     const decoded = decodeStamp(rec.options);
     if (!decoded.ok) return null;
     if (decoded.stamp === null) continue;
-    if (isIgnored(rec.options['@agent_ignore']) || !stampStands(decoded.stamp, now, true, freshnessMs)) return null;
+    if (isIgnored(rec.options['@agent_ignore']) || !stampStands(decoded.stamp, now, true, freshnessMs, rec.windowActivity)) return null;
     stamped.push({ paneId: rec.paneId, rec, stamp: decoded.stamp });
   }
   if (seenByClients(stamped.filter((o) => attentionClearable(o.stamp)), clientsOut ?? '').length) return null;

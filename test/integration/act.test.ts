@@ -338,13 +338,24 @@ describe('the broker under its lock (library call on real tmux)', () => {
     return { runner, seen };
   }
 
+  /**
+   * Stamp the pane with a cycle in a later second than its paint. tmux gives window activity in
+   * whole seconds, so a stamp in the paint's own second cannot prove the screen did not move
+   * after it, and the broker would look again.
+   */
+  async function stampedAfterPaint(): Promise<void> {
+    await new Promise((r) => setTimeout(r, 1005 - (Date.now() % 1000)));
+    await tma(['--socket-name', s.name, 'ls'], { env });
+  }
+
   async function fire(pane: string, afterAcquire: () => void) {
     const { fireAction } = await import('../../collector/act/broker.js');
     const { loadActions } = await import('../../collector/manifest-files.js');
     const set = loadActions({ env: {} });
     if (!set.ok) throw new Error('bundled actions failed to load');
     const { runner, seen } = await racingRunner(afterAcquire);
-    // The stamp is fresh (a cycle just ran), so the broker never needs its engine to detect.
+    // The stamp is fresh (a cycle just ran, after the screen last moved: see stampedAfterPaint),
+    // so the broker never needs its engine to detect.
     const engine = { manifests: [], cycle: async () => { throw new Error('no detection expected'); } };
     try {
       const r = await fireAction({
@@ -358,7 +369,7 @@ describe('the broker under its lock (library call on real tmux)', () => {
 
   test('the gate is checked again under the lock: a prompt answered in between is refused, nothing sent, lock released', async () => {
     const a = await claude('claude-permission-dialog.txt');
-    await tma(['--socket-name', s.name, 'ls'], { env });
+    await stampedAfterPaint();
     expect(s.option(a.pane, '@agent_state')).toBe('blocked');
     let lockSeen = '';
     const { r, seen } = await fire(a.pane, () => {
@@ -379,7 +390,7 @@ describe('the broker under its lock (library call on real tmux)', () => {
 
   test('a different agent process under the lock is wrong-agent, and the lock is released', async () => {
     const a = await claude('claude-permission-dialog.txt');
-    await tma(['--socket-name', s.name, 'ls'], { env });
+    await stampedAfterPaint();
     const pid = Number(s.option(a.pane, '@agent_pid'));
     expect(pid).toBeGreaterThan(0);
     const { r } = await fire(a.pane, () => s.tmux('set-option', '-p', '-t', a.pane, '@agent_pid', String(pid + 1)));
@@ -390,7 +401,7 @@ describe('the broker under its lock (library call on real tmux)', () => {
 
   test('with nothing changing in between, it sends once and releases', async () => {
     const a = await claude('claude-permission-dialog.txt');
-    await tma(['--socket-name', s.name, 'ls'], { env });
+    await stampedAfterPaint();
     const { r, seen } = await fire(a.pane, () => undefined);
     expect(r).toMatchObject({ outcome: 'sent', exit_code: 0, reason: null });
     expect(seen.filter((c) => c[0] === 'send-keys')).toEqual([['send-keys', '-t', a.pane, '1']]);

@@ -102,6 +102,18 @@ describe('each agent is told apart and read right', () => {
   });
 });
 
+describe('an agent started through a wrapper', () => {
+  // `bash -c 'claude; exec bash'`: the wrapper shell leads the terminal's foreground process group,
+  // so tmux names `bash`; the agent in that group is the one reading the keys.
+  it('is read from its screen, not left unknown because tmux names the shell', async () => {
+    const pane = t.start();
+    await t.standIn(pane, 'claude', SCREENS.claudeBlocked, { wrapper: true });
+    expect(t.tmux('display-message', '-p', '-t', pane, '#{pane_current_command}').trim()).toBe('bash');
+    expect(await rowOf(pane)).toMatchObject({ agent: 'claude', state: 'blocked', detail: 'permission' });
+    expect(t.option(pane, '@agent_source')).toBe('capture');
+  });
+});
+
 describe('transitions', () => {
   it('working → idle raises attention (done); → blocked; since holds while the state holds', async () => {
     const pane = t.start();

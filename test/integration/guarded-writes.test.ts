@@ -102,6 +102,35 @@ describe('guards on a real server', () => {
   });
 });
 
+describe('hook events applied in the order they were sent', () => {
+  const manifests = () => loadManifestSet(readManifestFiles(bundledManifestDir()), []).manifests;
+  const event = (agent: string, kind: string, payload: string, now: number) =>
+    intakeEvent({ runner, manifests: manifests(), agent, kind, pane, payload, now });
+
+  it("a late 'replied' of one prompt does not wipe the request id of the prompt after it", async () => {
+    await event('opencode', 'permission-required', '{"session_id":"s-1","request_id":"per_1"}', T0);
+    // Request 2 is stamped first; the reply to request 1, sent before it, lands after it.
+    await event('opencode', 'permission-required', '{"session_id":"s-1","request_id":"per_2"}', T0 + 200);
+    await event('opencode', 'permission-replied', '{"session_id":"s-1","request_id":"per_1"}', T0 + 100);
+    expect(stored()).toMatchObject({ '@agent_state': 'blocked', '@agent_permission_request': 'per_2' });
+    // A reply sent after request 2 clears it.
+    await event('opencode', 'permission-replied', '{"session_id":"s-1","request_id":"per_2"}', T0 + 300);
+    expect(t.option(pane, '@agent_permission_request')).toBe('');
+  });
+
+  it("an older pre-tool event landing late changes neither the blocked claim nor what it asks", async () => {
+    const ask = (command: string) => JSON.stringify({ session_id: 's-1', tool_name: 'Bash', tool_input: { command } });
+    await event('claude', 'PreToolUse', ask('touch b'), T0 + 100);
+    await event('claude', 'Notification', '{"session_id":"s-1","notification_type":"permission_prompt","message":"Claude needs your permission to use Bash"}', T0 + 200);
+    const before = stored();
+    expect(before).toMatchObject({ '@agent_state': 'blocked', '@agent_evidence_at': String(T0 + 200) });
+    await event('claude', 'PreToolUse', ask('rm -rf a'), T0 + 50);
+    const after = stored();
+    expect(after['@agent_state']).toBe('blocked');
+    for (const k of ['@agent_pending_tool', '@agent_pending_call', '@agent_pending_summary']) expect(after[k], k).toBe(before[k]);
+  });
+});
+
 describe('a server that cannot expand set-option -F', () => {
   /** tmux before 3.2 accepts `set-option -F` and stores the format text itself; so does this runner. */
   function literalFormats(inner: TmuxRunner): TmuxRunner {

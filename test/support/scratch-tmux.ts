@@ -71,7 +71,15 @@ export class ScratchTmux {
     pane: string,
     command: string,
     fixture: string,
-    opts: { afterKey?: { fixture: string; delayMs: number }; paintMarks?: boolean } = {},
+    opts: {
+      afterKey?: { fixture: string; delayMs: number };
+      paintMarks?: boolean;
+      /**
+       * Start it as `bash -c '<stand-in>; exec bash'` (how people wrap an agent): the shell leads the
+       * foreground process group, so tmux names `bash` as the pane's command.
+       */
+      wrapper?: boolean;
+    } = {},
   ): Promise<StandIn> {
     const id = pane.slice(1);
     const control = join(this.dir, `control-${id}`);
@@ -84,11 +92,13 @@ export class ScratchTmux {
     const prefix =
       (a ? `STANDIN_AFTER_KEY=${fixturePath(a.fixture)} STANDIN_AFTER_KEY_DELAY=${a.delayMs / 1000} ` : '') +
       (opts.paintMarks ? 'STANDIN_PAINT_MARKS=1 ' : '');
-    this.tmux('send-keys', '-t', pane, `${prefix}${exe} ${STANDIN} ${control} ${keylog}`, 'Enter');
+    const run = `${prefix}${exe} ${STANDIN} ${control} ${keylog}`;
+    const line = opts.wrapper ? `bash -c '${run}; exec bash --rcfile ${join(this.dir, 'rc')} --noprofile -i'` : run;
+    this.tmux('send-keys', '-t', pane, line, 'Enter');
     const title = readFileSync(fixturePath(fixture), 'utf8').match(/^# title: ?(.*)$/m)?.[1] ?? '';
     await waitFor(() => {
       const [cmd, t] = this.tmux('display-message', '-p', '-t', pane, '#{pane_current_command}\u001f#{pane_title}').trim().split('\u001f');
-      return cmd === command && t === title.trim();
+      return cmd === (opts.wrapper ? 'bash' : command) && t === title.trim();
     }, `stand-in ${command} in ${pane}`);
     return {
       pane,

@@ -10,6 +10,27 @@ describe('config.toml', () => {
     expect(d.fold.hookDecayMs).toBe(90_000);
   });
 
+  it('an old [agents.<name>] api_base is sent to [api.<name>], and following the advice loads', () => {
+    const url = 'http://127.0.0.1:4096';
+    const refusal = (text: string) => {
+      try {
+        parseConfig('/c.toml', text);
+      } catch (e) {
+        if (e instanceof ConfigError) return e.message;
+      }
+      throw new Error('config loaded but should have been refused');
+    };
+    const msg = refusal(`[agents.opencode]\napi_base = "${url}"\n`);
+    expect(msg).toBe('/c.toml: agents: move agents.opencode.api_base to [api.opencode] api_base');
+    expect(parseConfig('/c.toml', `[api.opencode]\napi_base = "${url}"\n`).apiBase).toEqual({ opencode: url });
+    // The advice it used to give fails in turn: [[agent]] takes no api_base.
+    expect(() => parseConfig('/c.toml', `[[agent]]\nname = "opencode"\napi_base = "${url}"\n`)).toThrow(ConfigError);
+    // Other keys of an old table still go to [[agent]].
+    expect(refusal(`[agents.opencode]\napi_base = "${url}"\nenabled = false\n`)).toMatch(
+      /move agents\.opencode\.api_base to \[api\.opencode\] api_base; the \[agents\] table was renamed to \[\[agent\]\]/,
+    );
+  });
+
   it('reads [[agent]] entries and the remote allow list', () => {
     const c = parseConfig('/c.toml', '[[agent]]\nname = "pi"\nenabled = false\n[[agent]]\nname = "claude"\nprocess_names = ["claude-dev"]\n[remote]\nallow_actions = ["approve"]\n');
     expect(c.agents).toEqual([{ name: 'pi', enabled: false }, { name: 'claude', process_names: ['claude-dev'] }]);

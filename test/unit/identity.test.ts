@@ -182,15 +182,54 @@ describe('identify: foreground test', () => {
     expect(agentOf(identify(input({ paneCurrentCommand: 'claude', procs }))).foregroundIsAgent).toBe(true);
   });
 
-  it('is false when the pane command is not one of the agent names', () => {
-    const id = agentOf(identify(input({ paneCurrentCommand: 'vim', procs: claudeProcs(600) })));
+  it('is false when another job owns the terminal and tmux names it', () => {
+    const procs = [...claudeProcs(700), proc(700, PANE, 'vim', 700, 700)];
+    const id = agentOf(identify(input({ paneCurrentCommand: 'vim', procs })));
     expect(id.manifest.name).toBe('claude');
     expect(id.foregroundIsAgent).toBe(false);
   });
 
-  it('compares the normalized pane command exactly and case-sensitively', () => {
-    expect(agentOf(identify(input({ paneCurrentCommand: '.claude-wrapped', procs: claudeProcs(600) }))).foregroundIsAgent).toBe(true);
-    expect(agentOf(identify(input({ paneCurrentCommand: 'Claude', procs: claudeProcs(600) }))).foregroundIsAgent).toBe(false);
+  it('without a tpgid, is false when the pane command is not one of the agent names', () => {
+    const id = agentOf(identify(input({ paneCurrentCommand: 'vim', procs: claudeProcs(null) })));
+    expect(id.manifest.name).toBe('claude');
+    expect(id.foregroundIsAgent).toBe(false);
+  });
+
+  it('without a tpgid, compares the normalized pane command exactly and case-sensitively', () => {
+    expect(agentOf(identify(input({ paneCurrentCommand: '.claude-wrapped', procs: claudeProcs(null) }))).foregroundIsAgent).toBe(true);
+    expect(agentOf(identify(input({ paneCurrentCommand: 'Claude', procs: claudeProcs(null) }))).foregroundIsAgent).toBe(false);
+  });
+
+  // `bash -c 'claude; exec bash'` and a launcher script that does not exec: a non-interactive shell
+  // keeps its child in its own process group, so the group's leader (the name tmux reports) is the
+  // shell while the agent is the one reading the keys. Rows as ps showed them for the real agents.
+  it('is true under a wrapper shell: the agent is in the foreground group tmux names "bash" for', () => {
+    const procs = [proc(PANE, 1, 'bash', PANE, PANE), proc(601, PANE, 'claude', PANE, PANE)];
+    const id = agentOf(identify(input({ paneCurrentCommand: 'bash', procs })));
+    expect(id.manifest.name).toBe('claude');
+    expect(id.pid).toBe(601);
+    expect(id.foregroundIsAgent).toBe(true);
+  });
+
+  it('is true for node-hosted CLIs under a launcher script (sh -> node -> native binary)', () => {
+    const codex = [
+      proc(PANE, 1, 'sh', PANE, PANE),
+      proc(610, PANE, 'node', PANE, PANE),
+      proc(611, 610, 'codex', PANE, PANE),
+    ];
+    const id = agentOf(identify(input({ paneCurrentCommand: 'sh', procs: codex })));
+    expect(id.manifest.name).toBe('codex');
+    expect(id.foregroundIsAgent).toBe(true);
+    const gemini = [proc(PANE, 1, 'bash', PANE, PANE), proc(620, PANE, 'node', PANE, PANE), proc(621, 620, 'node', PANE, PANE)];
+    const g = agentOf(identify(input({ paneCurrentCommand: 'bash', title: '◇  Ready (proj)', procs: gemini })));
+    expect(g.manifest.name).toBe('gemini');
+    expect(g.foregroundIsAgent).toBe(true);
+  });
+
+  it('is false under a wrapper once the agent is a stopped job behind an interactive shell', () => {
+    // Ctrl-Z in an interactive shell: the agent keeps its own group, the shell takes the terminal.
+    const procs = [proc(PANE, 1, 'bash', PANE, PANE), proc(630, PANE, 'claude', 630, PANE)];
+    expect(agentOf(identify(input({ paneCurrentCommand: 'bash', procs }))).foregroundIsAgent).toBe(false);
   });
 });
 

@@ -81,6 +81,12 @@ match = { contains = "busy" }
     expect(failure(BASE.replace('[identity]\nprocess_names = ["foo"]', '')).key).toBe('identity');
     expect(failure(BASE.replace('[capture]', '')).key).toBe('capture');
   });
+
+  it('requires identity.process_names and says what it is for', () => {
+    const e = failure(BASE.replace('process_names = ["foo"]', 'title_patterns = ["^foo"]'));
+    expect(e.key).toBe('identity.process_names');
+    expect(e.message).toMatch(/^\/x\/agents\/foo\.toml: identity\.process_names: missing required key: .*can never match a pane/);
+  });
 });
 
 describe('unknown keys', () => {
@@ -146,13 +152,17 @@ describe('regions', () => {
   it.each([
     ['tail_lines(1)', { kind: 'tail_lines', n: 1 }],
     ['tail_lines(30)', { kind: 'tail_lines', n: 30 }],
+    // The reference trims the spaces around the count and takes 0 (a region that sees no text).
+    ['tail_lines( 5 )', { kind: 'tail_lines', n: 5 }],
+    ['tail_lines( 3)', { kind: 'tail_lines', n: 3 }],
+    ['tail_lines(0)', { kind: 'tail_lines', n: 0 }],
     ['visible', { kind: 'visible' }],
     ['title', { kind: 'title' }],
   ])('%s', (text, region) => {
     expect(parse(withRegion(text)).rules[0]?.region).toEqual(region);
   });
 
-  it.each(['tail_lines(0)', 'tail_lines()', 'tail_lines(-1)', 'tail_lines( 3)', 'tail_lines(3', 'Title', 'screen'])(
+  it.each(['tail_lines()', 'tail_lines( )', 'tail_lines(-1)', 'tail_lines(1.5)', 'tail_lines(3', 'Title', 'screen'])(
     'refuses %s',
     (text) => {
       expect(failure(withRegion(text)).key).toBe('rules[0].region');

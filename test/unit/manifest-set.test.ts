@@ -55,6 +55,22 @@ describe('loadManifestSet', () => {
     expect(set.manifests.map((m) => m.name)).toEqual(['a-b', 'a']);
   });
 
+  it('loads a user manifest whose rules read tail_lines( 5 ) and tail_lines(0) instead of dropping it', () => {
+    const rules = '[[rules]]\nstate = "idle"\nregion = "tail_lines( 5 )"\nmatch = { contains = "> " }\n'
+      + '[[rules]]\nstate = "working"\nregion = "tail_lines(0)"\nmatch = { contains = "x" }\n';
+    const set = loadManifestSet([], [manifest('/u/aider.toml', 'aider', rules)]);
+    expect(set.issues).toEqual([]);
+    expect(set.manifests[0]?.rules.map((r) => r.region)).toEqual([{ kind: 'tail_lines', n: 5 }, { kind: 'tail_lines', n: 0 }]);
+  });
+
+  it('reports a user manifest without process_names instead of loading one that can never match', () => {
+    const none = { path: '/u/aider.toml', text: 'min_engine_version = "0.4.0"\n[identity]\ntitle_patterns = ["^aider"]\n[capture]\n' };
+    const set = loadManifestSet([], [none]);
+    expect(set.manifests).toEqual([]);
+    expect(set.issues).toHaveLength(1);
+    expect(set.issues[0]?.problem).toMatch(/^identity\.process_names: missing required key/);
+  });
+
   it('skips a bad user file and reports it, keeping the bundled one it would have shadowed', () => {
     const bad = { path: '/u/claude.toml', text: 'min_engine_version = "0.4.0"\n[identity]\nproces_names = []\n[capture]\n' };
     const set = loadManifestSet(BUNDLED, [bad, manifest('/u/extra.toml', 'extra')]);

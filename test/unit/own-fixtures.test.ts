@@ -220,32 +220,33 @@ describe('stand-in screens for the integration tests', () => {
   });
 });
 
-// Blank rows appended under a screen push its anchor rows up, one row per blank row.
+// Painted rows appended under a screen push its anchor rows up, one row per row (blank rows would
+// not: tail windows count from the last painted row).
 function padBottom(screen: string, rows: number): string {
-  return screen + '\n'.repeat(rows);
+  return screen + 'filler row\n'.repeat(rows);
 }
 
-describe('tail windows: the anchor row exactly at, just inside and just outside the window', () => {
-  // row = how far from the bottom the topmost row the rule needs sits in the unpadded screen.
-  const cases: { file: string; rule: number; window: number; row: number }[] = [
-    { file: 'claude-permission-dialog.txt', rule: 0, window: 30, row: 5 },
-    { file: 'claude-model-picker.txt', rule: 1, window: 30, row: 1 },
-    { file: 'claude-idle.txt', rule: 4, window: 6, row: 1 },
-    { file: 'codex-approval-dialog.txt', rule: 0, window: 24, row: 11 },
-    { file: 'codex-working.txt', rule: 2, window: 20, row: 5 },
-    { file: 'codex-idle.txt', rule: 3, window: 6, row: 3 },
-    { file: 'opencode-permission-dialog.txt', rule: 0, window: 24, row: 10 },
-    { file: 'gemini-idle.txt', rule: 2, window: 8, row: 2 },
-  ];
+// row = how far from the bottom the topmost row the rule needs sits in the unpadded screen.
+const TAIL_CASES: { file: string; rule: number; window: number; row: number }[] = [
+  { file: 'claude-permission-dialog.txt', rule: 0, window: 30, row: 5 },
+  { file: 'claude-model-picker.txt', rule: 1, window: 30, row: 1 },
+  { file: 'claude-idle.txt', rule: 4, window: 6, row: 1 },
+  { file: 'codex-approval-dialog.txt', rule: 0, window: 24, row: 11 },
+  { file: 'codex-working.txt', rule: 2, window: 20, row: 5 },
+  { file: 'codex-idle.txt', rule: 3, window: 6, row: 3 },
+  { file: 'opencode-permission-dialog.txt', rule: 0, window: 24, row: 10 },
+  { file: 'gemini-idle.txt', rule: 2, window: 8, row: 2 },
+];
 
+describe('tail windows: the anchor row exactly at, just inside and just outside the window', () => {
   it('lists the window each manifest gives the rule', () => {
-    for (const c of cases) {
+    for (const c of TAIL_CASES) {
       const region = manifestOf(fixture(c.file).agent).rules[c.rule]?.region;
       expect(region, `${c.file} r${c.rule}`).toEqual({ kind: 'tail_lines', n: c.window });
     }
   });
 
-  for (const { file, rule, window, row } of cases) {
+  for (const { file, rule, window, row } of TAIL_CASES) {
     it(`${file} r${rule}: tail_lines(${window}), anchor ${row} rows up`, () => {
       const fx = fixture(file);
       const at = (anchorRow: number) => ruleFires(fx, rule, { screen: padBottom(fx.screen, anchorRow - row) });
@@ -255,6 +256,41 @@ describe('tail windows: the anchor row exactly at, just inside and just outside 
       expect(at(window + 1)).toBe(false);
     });
   }
+});
+
+describe('tall panes: blank rows below an inline UI that has not filled the pane', () => {
+  // tmux prints every row of the pane, so a fresh session on a 70-row pane ends in dozens of empty
+  // rows (some carrying only an SGR reset or spaces); the windows count from the last painted row.
+  const blankRows = (n: number) => '\n'.repeat(n - 3) + '\x1b[0m\n' + '   \n' + '\x1b[49m  \x1b[0m\n';
+
+  for (const { file, rule, window } of TAIL_CASES) {
+    it(`${file} r${rule}: tail_lines(${window}) still sees its anchor under ${window + 40} blank rows`, () => {
+      const fx = fixture(file);
+      expect(ruleFires(fx, rule, { screen: fx.screen + blankRows(window + 40) })).toBe(true);
+    });
+  }
+
+  it("Claude's permission dialog on a 70-row pane is blocked, not the title's idle", () => {
+    const fx = fixture('claude-permission-dialog.txt');
+    const run = runScreen(fx, { screen: fx.screen + blankRows(45), visibleHeight: 70 });
+    expect(run.verdict.state).toBe('blocked');
+    expect(run.verdict.detail).toBe('permission');
+  });
+
+  it("Gemini's idle screen on a fresh 40-row pane is idle, not unknown", () => {
+    const fx = fixture('gemini-idle.txt');
+    const run = runScreen(fx, { screen: fx.screen + blankRows(20), visibleHeight: 40 });
+    expect(run.verdict.state).toBe('idle');
+  });
+
+  it('blank rows in the middle of the screen still count toward the window', () => {
+    const fx = fixture('gemini-idle.txt');
+    const lines = rustLines(fx.screen);
+    // Two blank rows inserted just above the footer push the composer edge (2 rows up) to 4 up.
+    const spread = [...lines.slice(0, -1), '', '', ...lines.slice(-1)].join('\n') + '\n';
+    expect(ruleFires(fx, 2, { screen: spread + 'filler row\n'.repeat(4) })).toBe(true);
+    expect(ruleFires(fx, 2, { screen: spread + 'filler row\n'.repeat(5) })).toBe(false);
+  });
 });
 
 describe('visible region: an old dialog above the pane height', () => {

@@ -71,6 +71,28 @@ describe('regionText', () => {
     expect(regionText({ kind: 'tail_lines', n: 2 }, snap(tail))).toBe('keeptail');
   });
 
+  it('tail_lines: counts from the last painted row, not from the blank rows tmux prints below it', () => {
+    const tall = five + '\n'.repeat(60);
+    expect(regionText({ kind: 'tail_lines', n: 2 }, snap(tall))).toBe('l4\nl5');
+  });
+
+  it('tail_lines: a trailing row of spaces or of escapes alone is blank too', () => {
+    const tail = five + '    \n\x1b[0m\n\x1b[48;5;236m  \x1b[0m\n';
+    expect(regionText({ kind: 'tail_lines', n: 1 }, snap(tail))).toBe('l5');
+  });
+
+  it('tail_lines: blank rows between painted rows still count', () => {
+    expect(regionText({ kind: 'tail_lines', n: 2 }, snap('a\nb\n\n\nc\n\n\n'))).toBe('\nc');
+  });
+
+  it('tail_lines: a capture of blank rows only gives empty text', () => {
+    expect(regionText({ kind: 'tail_lines', n: 3 }, snap('\n\n  \n'))).toBe('');
+  });
+
+  it('visible: keeps the blank rows of the screen, so history above the pane stays out', () => {
+    expect(regionText({ kind: 'visible' }, snap('old\nl1\n\n\n', { visibleHeight: 3 }))).toBe('l1\n\n');
+  });
+
   it('tail_lines: an empty capture gives empty text', () => {
     expect(regionText({ kind: 'tail_lines', n: 3 }, snap(''))).toBe('');
   });

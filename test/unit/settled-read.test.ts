@@ -2,14 +2,16 @@
 // while a collector's heartbeat vouches for them, and no answer whenever a cycle would look again.
 
 import { describe, expect, it } from 'vitest';
-import { settledRows, SETTLED_READ } from '../../collector/engine/settled-read.js';
+import { decodeStamp } from '../../collector/core/store-codec.js';
+import type { StampedState } from '../../collector/core/types.js';
+import { paintedSince, settledRows, SETTLED_READ, stampStands } from '../../collector/engine/settled-read.js';
 import { OPTION_KEYS, SEP, type OptionKey } from '../../collector/engine/pane-list.js';
 
 const NOW = 1_800_000_000_000;
 const FRESHNESS = 3000;
 
-function pane(id: string, session: string, opts: Partial<Record<OptionKey, string>>): string {
-  const fields = [id, '100', session, '0', id.slice(1), 'node', '0', '0', '', '24', '/src'];
+function pane(id: string, session: string, opts: Partial<Record<OptionKey, string>>, windowActivity = 0): string {
+  const fields = [id, '100', session, '0', id.slice(1), 'node', String(windowActivity), '0', '', '24', '/src'];
   return [...fields, ...OPTION_KEYS.map((k) => opts[k] ?? ''), '', '', 'a title'].join(SEP) + '\n';
 }
 
@@ -68,5 +70,52 @@ describe('settledRows', () => {
     expect(settledRows(outs(done, hb, typed(episodeSecs)), NOW, FRESHNESS, 'box')).toHaveLength(1);
     expect(settledRows(outs(done, hb, typed(episodeSecs + 1, '1')), NOW, FRESHNESS, 'box')).toHaveLength(1);
     expect(settledRows(outs(done, hb, ''), NOW, FRESHNESS, 'box')![0]).toMatchObject({ state: 'idle', attention: true, done: true });
+  });
+});
+
+describe('a stamp over a screen that painted since', () => {
+  const decoded = (state: string, at: number): StampedState => {
+    const d = decodeStamp(stamp(state, at));
+    if (!d.ok || d.stamp === null) throw new Error('fixture stamp does not decode');
+    return d.stamp;
+  };
+  const at = NOW - 1200; // young: inside the 3 s freshness window
+  const sec = (ms: number) => Math.floor(ms / 1000);
+
+  it('painted since: an activity second not wholly before the stamp (tmux gives whole seconds)', () => {
+    const s = decoded('working', at);
+    expect(paintedSince(s, 0)).toBe(false);
+    expect(paintedSince(s, sec(at) - 1)).toBe(false);
+    expect(paintedSince(s, sec(at))).toBe(true);
+    expect(paintedSince(s, sec(NOW))).toBe(true);
+    // A stamp written exactly on a second boundary: the second before lies wholly before it.
+    expect(paintedSince(decoded('idle', 1_800_000_000_000), 1_799_999_999)).toBe(false);
+  });
+
+  it('a one-shot reader does not trust a young stamp over a pane that painted after it', () => {
+    // The answered prompt: a blocked stamp 1.2 s old while the agent visibly works.
+    expect(stampStands(decoded('blocked', at), NOW, false, FRESHNESS, sec(NOW))).toBe(false);
+    // The hook's working claim with the dialog painted after it.
+    expect(stampStands(decoded('working', at), NOW, false, FRESHNESS, sec(NOW))).toBe(false);
+    // The same stamps over a screen that has not moved since stand.
+    expect(stampStands(decoded('blocked', at), NOW, false, FRESHNESS, sec(at) - 1)).toBe(true);
+    expect(stampStands(decoded('working', at), NOW, false, FRESHNESS, 0)).toBe(true);
+  });
+
+  it("under a collector's vouch only a blocked stamp is looked at again after a paint", () => {
+    const old = NOW - 60_000;
+    expect(stampStands(decoded('working', old), NOW, true, FRESHNESS, sec(NOW))).toBe(true);
+    expect(stampStands(decoded('idle', old), NOW, true, FRESHNESS, sec(NOW))).toBe(true);
+    expect(stampStands(decoded('blocked', old), NOW, true, FRESHNESS, sec(NOW))).toBe(false);
+    expect(stampStands(decoded('blocked', old), NOW, true, FRESHNESS, sec(old) - 1)).toBe(true);
+  });
+
+  it('the quick status declines a blocked pane that painted after its stamp, and answers the rest', () => {
+    const old = NOW - 60_000;
+    const hb = String(NOW - 500);
+    const quiet = [pane('%1', 'a', stamp('blocked', old), sec(old) - 1), pane('%2', 'b', stamp('working', old), sec(NOW))];
+    expect(settledRows(outs(quiet, hb), NOW, FRESHNESS, 'box')?.map((r) => r.state)).toEqual(['blocked', 'working']);
+    const answered = [pane('%1', 'a', stamp('blocked', old), sec(NOW)), pane('%2', 'b', stamp('working', old), sec(NOW))];
+    expect(settledRows(outs(answered, hb), NOW, FRESHNESS, 'box')).toBeNull();
   });
 });

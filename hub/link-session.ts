@@ -59,7 +59,7 @@ export interface LinkSessionOptions {
   /** Called once when the session ends, for the server's bookkeeping. */
   onEnd?: (session: LinkSession) => void;
   /** A notification from this host; returns once it is durably recorded (throws if it cannot be). */
-  onNotify?: (host: string, event: Extract<CollectorFrame, { type: 'notify' }>['event']) => void;
+  onNotify?: (host: string, event: Extract<CollectorFrame, { type: 'notify' }>['event']) => void | Promise<void>;
 }
 
 type Phase = 'awaiting-hello' | 'open' | 'closed';
@@ -207,13 +207,19 @@ export class LinkSession {
 
   /** Acknowledged only once recorded: an unacknowledged notification is sent again by the host. */
   private notified(f: Extract<CollectorFrame, { type: 'notify' }>): void {
-    try {
-      this.o.onNotify?.(this.host, f.event);
-    } catch (e) {
+    const unrecorded = (e: unknown) => {
+      // A refusal the notifier worded (over the host's budget) goes back as it is, unlogged here.
+      const frame = (e as { frame?: FrameError }).frame;
+      if (frame) return void (this.phase !== 'closed' && this.send(frame));
       this.log.error({ err: (e as Error).message }, 'notification could not be recorded; not acknowledged');
-      return;
+    };
+    try {
+      void Promise.resolve(this.o.onNotify?.(this.host, f.event)).then(() => {
+        if (this.phase !== 'closed') this.send({ type: 'notify_ack', ids: [f.id] });
+      }, unrecorded);
+    } catch (e) {
+      unrecorded(e);
     }
-    this.send({ type: 'notify_ack', ids: [f.id] });
   }
 
   /**

@@ -146,7 +146,10 @@ async function awaitReplay(path: string, action: string, pane: string, boundMs: 
   const until = now() + boundMs;
   for (;;) {
     const r = readReplay(path, action, pane);
-    if (r.reason !== 'fired-unknown' || !isInFlightRecord(path) || now() >= until) return r;
+    if (r.reason !== 'fired-unknown') return r;
+    // Final since the read above: read again, or a stale "unknown" would stand for the result.
+    if (!isInFlightRecord(path)) return readReplay(path, action, pane);
+    if (now() >= until) return r;
     await new Promise((res) => setTimeout(res, 50));
   }
 }

@@ -82,16 +82,19 @@ async function flood(): Promise<void> {
     const b = await link(url, 'tok-calm-bench', 'calm');
     await sleep(300);
     const rssBefore = rss();
-    const lat: number[] = [];
-    let probing = true;
-    const probe = (async () => {
-      while (probing) {
-        const t = performance.now();
-        const ok = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(5000) }).then((r) => r.ok, () => false);
-        lat.push(ok ? performance.now() - t : Infinity);
-        await sleep(20);
-      }
-    })();
+    // The probe runs in a process of its own: this one is busy sending the burst and would time
+    // its own event loop, not the hub's.
+    const prober = spawn(process.execPath, ['-e', `
+      const lat = []; let on = true; process.stdin.on('data', () => { on = false; });
+      (async () => { while (on) { const t = performance.now();
+        const ok = await fetch('${url}/healthz', { signal: AbortSignal.timeout(5000) }).then((r) => r.ok, () => false);
+        lat.push(ok ? performance.now() - t : 1e9); await new Promise((r) => setTimeout(r, 20)); }
+        process.stdout.write(JSON.stringify(lat)); process.exit(0); })();`], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let probeOut = '';
+    prober.stdout!.on('data', (d) => (probeOut += d));
+    const probe = new Promise<void>((ok) => prober.on('exit', () => ok()));
+    const stopProbe = () => prober.stdin!.end('stop');
+    await sleep(300);
     const N = 5000;
     const t0 = performance.now();
     for (let i = 0; i < N; i++) {
@@ -108,8 +111,9 @@ async function flood(): Promise<void> {
     while (!b.frames.slice(from).some((f) => f.type === 'notify_ack') && performance.now() - tb < 10_000) await sleep(2);
     const calmAckMs = performance.now() - tb;
     await sleep(2000);
-    probing = false;
+    stopProbe();
     await probe;
+    const lat = JSON.parse(probeOut) as number[];
     const acks = a.frames.filter((f) => f.type === 'notify_ack').length;
     const refused = a.frames.filter((f) => f.type === 'error' && f.code === 'rate-limited').length;
     const sorted = [...lat].sort((x, y) => x - y);

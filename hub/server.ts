@@ -179,6 +179,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
         if (sessions.get(s.host) === s) sessions.delete(s.host);
       },
       onNotify: (host, event) => notifier.receive(host, event),
+      admitNotify: (host) => notifier.admit(host),
     });
     links.add(session);
     return session;

@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import { notificationKey, type FleetNotification, FLEET_NOTIFICATION_KEYS } from '../../shared/notify.js';
 import { deliver as realDeliver, type Batch, type DeliverContext } from './deliver.js';
-import { FrameBudget, NOTIFY_BURST, NOTIFY_PER_SEC, NotifyRefused } from './frame-budget.js';
+import { FrameBudget, NOTIFY_BURST, NOTIFY_PER_SEC, type Admission } from './frame-budget.js';
 import { JOURNAL_KEEP, JOURNAL_PENDING_MAX, NotifyJournal, type HubNotification, type JournalEntry } from './journal.js';
 import { LogSampler } from '../sampled-log.js';
 import type { NotifySinkConfig } from './sink-config.js';
@@ -233,17 +233,23 @@ export class HubNotifier {
   }
 
   /**
-   * A collector's notification. Resolves once it is durably recorded (or known already): the
-   * caller acknowledges then. Rejects if it cannot be recorded, so no ack goes out and the
-   * collector sends it again; throws NotifyRefused (at once, nothing written) past the host's budget.
+   * One notify frame from `host` against its budget, asked by the link before the frame is
+   * handled (before it is decoded where it can tell): null admits it.
+   */
+  admit(host: string): Admission {
+    const a = this.budget.take(host);
+    if (a === null) return null;
+    this.refused++;
+    if (a.frame) this.sampledWarn(`budget:${host}`, { host }, a.frame.message);
+    return a;
+  }
+
+  /**
+   * A collector's notification (admitted). Resolves once it is durably recorded (or known
+   * already): the caller acknowledges then. Rejects if it cannot be recorded, so no ack goes out
+   * and the collector sends it again.
    */
   receive(host: string, event: FleetNotification): Promise<void> {
-    if (!this.budget.take(host)) {
-      this.refused++;
-      const r = new NotifyRefused(host, this.budget.burst, this.budget.perSec);
-      this.sampledWarn(`budget:${host}`, { host }, r.message);
-      throw r;
-    }
     const id = JSON.stringify([host, notificationKey(event)]);
     const writing = this.accepting.get(id);
     if (writing || this.journal.has(id)) {

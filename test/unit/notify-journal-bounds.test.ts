@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { actBodySchema } from '../../hub/act-plan.js';
 import { ntfyMessage } from '../../hub/notify/deliver.js';
-import { FrameBudget, NotifyRefused } from '../../hub/notify/frame-budget.js';
+import { FrameBudget } from '../../hub/notify/frame-budget.js';
 import { HubNotifier } from '../../hub/notify/hub-notifier.js';
 import { COMPACT_MIN_LINES, NotifyJournal, type HubNotification } from '../../hub/notify/journal.js';
 import type { NotifySinkConfig } from '../../hub/notify/sink-config.js';
@@ -129,28 +129,25 @@ describe('journal cost and bounds', () => {
 });
 
 describe('notify frame budget', () => {
-  it('refuses a host past its burst with a worded error frame and leaves other hosts alone', async () => {
+  it('refuses a host past its burst, tells it once a second with a worded error frame, and leaves other hosts alone', async () => {
     let now = 0;
     const hub = new HubNotifier({
       journalPath: null, logger: pino({ level: 'silent' }), context: { hubUrl: 'http://hub' }, sinks: [],
       budget: new FrameBudget(5, 1, () => now),
     });
-    for (let i = 0; i < 5; i++) await hub.receive('flood', ev(i));
-    let refusal: unknown;
-    try {
-      await hub.receive('flood', ev(99));
-    } catch (e) {
-      refusal = e;
-    }
-    expect(refusal).toBeInstanceOf(NotifyRefused);
-    const frame = (refusal as NotifyRefused).frame;
-    expect(decodeFrame(JSON.stringify(frame), 'from-hub').ok).toBe(true);
-    expect(frame.message).toContain('flood');
-    await hub.receive('calm', ev(1));
+    for (let i = 0; i < 5; i++) expect(hub.admit('flood')).toBeNull();
+    const first = hub.admit('flood');
+    expect(first?.frame).toBeTruthy();
+    expect(decodeFrame(JSON.stringify(first!.frame), 'from-hub').ok).toBe(true);
+    expect(first!.frame!.message).toContain('flood');
+    // Within the second: refused, and only counted.
+    expect(hub.admit('flood')).toEqual({ frame: null });
+    expect(hub.admit('calm')).toBeNull();
     now += 1000;
-    await hub.receive('flood', ev(100));
-    expect(hub.metricsText()).toContain('tma_hub_notify_refused_total{reason="budget"} 1');
-    expect(hub.metricsText()).toContain('tma_hub_notify_accepted_total 7');
+    expect(hub.admit('flood')).toBeNull();
+    now += 100;
+    expect(hub.admit('flood')?.frame?.code).toBe('rate-limited');
+    expect(hub.metricsText()).toContain('tma_hub_notify_refused_total{reason="budget"} 3');
     hub.close();
   });
 });

@@ -109,6 +109,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     deadAfterMs: config.staleAfterMs ?? staleAfterDefault(heartbeatMs),
     pendingSnapshotMaxBytes: opts.pendingSnapshotMaxBytes,
     onNotify: (host, event) => notifier.receive(host, event),
+    admitNotify: (host) => notifier.admit(host),
   });
 
   const sweepTimer = setInterval(() => store.sweep(), heartbeatMs);

@@ -4,6 +4,7 @@
 // the contract and word every refusal. So it may only accept what those schemas accept.
 
 import { PROTOCOL_ROW_KEYS } from './row.js';
+import { isPromptId } from './prompt-id-rule.js';
 import { STATES } from './tokens.js';
 
 const TEXT_MAX = 1024;
@@ -49,7 +50,7 @@ const ROW_CHECKS: Record<(typeof PROTOCOL_ROW_KEYS)[number], Check> = {
   pending_summary: nullableStr(PATH_MAX),
   server: str(PATH_MAX),
   host: str(253),
-  prompt_id: nullableStr(64),
+  prompt_id: (v) => v === null || isPromptId(v),
 };
 const ROW_KEY_COUNT = PROTOCOL_ROW_KEYS.length;
 

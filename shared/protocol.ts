@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { protocolRowSchema } from './row-schema.js';
 import { notifyAckFrame, notifyFrame } from './notify.js';
 import { plainCollectorFrame } from './frame-fast-path.js';
+import { PROMPT_ID_RE, PROMPT_ID_RULE } from './prompt-id-rule.js';
 
 export { notifyAckFrame, notifyFrame } from './notify.js';
 
@@ -109,7 +110,7 @@ export const heartbeatFrame = z.strictObject({
 
 export const errorFrame = z.strictObject({
   type: z.literal('error'),
-  code: z.enum(['bad-json', 'bad-frame', 'unknown-type', 'too-large', 'protocol', 'unauthorized', 'host-mismatch', 'internal', 'host-busy']),
+  code: z.enum(['bad-json', 'bad-frame', 'unknown-type', 'too-large', 'protocol', 'unauthorized', 'host-mismatch', 'internal', 'host-busy', 'rate-limited']),
   message: z.string().max(1000),
 });
 
@@ -123,7 +124,7 @@ export const actRequestFrame = z.strictObject({
   expect_episode_ms: z.number().int().nonnegative().nullable(),
   expect_permission_request: z.string().max(256).nullable(),
   /** The prompt_id of the row the person saw; absent from older hubs. */
-  expect_prompt: z.string().min(1).max(64).nullable().optional(),
+  expect_prompt: z.string().regex(PROMPT_ID_RE, PROMPT_ID_RULE).nullable().optional(),
   /** Idempotency key: the same slot never fires twice on the host. */
   slot: z.string().min(1).max(200).regex(/^[A-Za-z0-9._:-]+$/),
   /** Who asked, for the host's audit log. */

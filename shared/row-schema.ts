@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { STATES } from './tokens.js';
 import { PROTOCOL_ROW_KEYS } from './row.js';
 import { QUOTA_BOUNDS, jsonBoundsProblem } from './bounded-json.js';
+import { PROMPT_ID_RE, PROMPT_ID_RULE } from './prompt-id-rule.js';
 
 // Every string a peer sends is bounded: a row is stored, copied to every reader and serialised
 // on every request, so one oversized field costs the hub on each of those.
@@ -56,7 +57,7 @@ export const protocolRowSchema = z
     server: z.string().max(PATH_MAX),
     host: z.string().max(253),
     // Absent from collectors older than the key; read as null.
-    prompt_id: z.string().max(64).nullable().optional(),
+    prompt_id: z.string().regex(PROMPT_ID_RE, PROMPT_ID_RULE).nullable().optional(),
   })
   .refine((row) => !('title' in row), { message: 'a protocol row must not carry a title' })
   .superRefine((row, ctx) => {

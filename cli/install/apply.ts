@@ -1,20 +1,21 @@
 // The one way install verbs change a file: say nothing changes when nothing does; otherwise
 // show a unified diff and ask (unless --yes). A declined change writes nothing.
 
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { rmSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { ConfigFileError, readConfigFile, symlinkTarget, writeConfigAtomic } from '../../collector/install/config-file.js';
 import { unifiedDiff, type DiffColors } from '../../collector/install/diff.js';
 
 export class InstallError extends Error {}
 
-/** Absent → the fallback text; any other failure to read is an error that stops the edit. */
+/** Absent → the fallback text; anything not a readable config (see config-file) stops the edit. */
 export function readOr(path: string, fallback: string): { text: string; exists: boolean } {
   try {
-    return { text: readFileSync(path, 'utf8'), exists: true };
+    const r = readConfigFile(path);
+    return r.exists ? r : { text: fallback, exists: false };
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { text: fallback, exists: false };
-    throw new InstallError(`cannot read ${path}: ${(e as Error).message}`);
+    if (e instanceof ConfigFileError) throw new InstallError(e.message);
+    throw e;
   }
 }
 
@@ -50,6 +51,8 @@ export async function applyFile(path: string, label: string, before: string, aft
     process.stdout.write(`tma: ${label} already up to date (${path})\n`);
     return 'unchanged';
   }
+  const target = after === null ? null : symlinkTarget(path);
+  if (target !== null) process.stdout.write(`tma: ${path} is a symbolic link; the change is written at its target ${target}\n`);
   process.stdout.write(`tma: proposed change to ${path} (${label}):\n`);
   process.stdout.write(unifiedDiff(before, after ?? '', colors()));
   if (!o.yes && !(await ask('Apply this change? [y/N] '))) {
@@ -58,10 +61,7 @@ export async function applyFile(path: string, label: string, before: string, aft
   }
   try {
     if (after === null) rmSync(path, { force: true });
-    else {
-      mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(path, after);
-    }
+    else writeConfigAtomic(path, after);
   } catch (e) {
     throw new InstallError(`cannot write ${path}: ${(e as Error).message}`);
   }

@@ -18,8 +18,9 @@ import { formatLockValue, holdsLock, LOCK_SLACK_MS, lockExpiry, lockHeld, nonceF
 import { actResult, type ActReason, type ActResult, type GateReason } from './outcome.js';
 import { claimSlot, isInFlightRecord, readReplay, receiptPath, receiptsDir, recordResult } from './receipts.js';
 import { exclusive } from './pane-mutex.js';
-import { formatAnswered, parseAnswered } from '../core/prompt-id.js';
-import { ANSWERED_KEY } from '../engine/prompt-writes.js';
+import { formatAnswered, parseAnswered, type Answered } from '../core/prompt-id.js';
+import { ANSWERED_KEY, FUTURE_MARK_MS } from '../engine/prompt-writes.js';
+import { ownAnswer, recordAnswer, recordCovers, type AnswerRecord } from './answered-record.js';
 import { paintedSince } from '../engine/settled-read.js';
 import { spawnSupervisor } from './supervise.js';
 
@@ -146,7 +147,10 @@ async function awaitReplay(path: string, action: string, pane: string, boundMs: 
   const until = now() + boundMs;
   for (;;) {
     const r = readReplay(path, action, pane);
-    if (r.reason !== 'fired-unknown' || !isInFlightRecord(path) || now() >= until) return r;
+    if (r.reason !== 'fired-unknown') return r;
+    // Final since the read above: read again, or a stale "unknown" would stand for the result.
+    if (!isInFlightRecord(path)) return readReplay(path, action, pane);
+    if (now() >= until) return r;
     await new Promise((res) => setTimeout(res, 50));
   }
 }
@@ -163,12 +167,48 @@ function fireOnce(o: FireOptions): Promise<ActResult> {
 }
 
 /**
- * Whether this keys action would answer a prompt this pane already answered. A stamp no newer
- * than the answer cannot tell (the agent may not have repainted yet, or nobody looked since): the
- * pane is captured and judged again first. Returns the facts it ended up judging.
+ * The facts with the prompt id this process derived from its own look at the pane, never the
+ * `@tma_prompt_id` option another writer may have rewritten. A look older than the freshness
+ * window, or from another episode, is taken again first. null: the pane is gone.
  */
-async function answeredAlready(o: FireOptions, g: PaneFacts): Promise<{ answered: boolean; facts: PaneFacts | null }> {
-  const a = parseAnswered(g.answered ?? undefined);
+async function withOwnPrompt(o: FireOptions, f: PaneFacts): Promise<PaneFacts | null> {
+  const now = o.now ?? Date.now;
+  if (f.state !== 'blocked' || !canLook(o.engine, f.agent)) return { ...f, promptId: f.state === 'blocked' ? null : f.promptId ?? null };
+  const seen = o.engine.promptSeen(o.pane);
+  if (seen === null || seen.since !== f.stamp?.since || now() - seen.at >= (o.freshnessMs ?? ACT_FRESHNESS_MS)) {
+    await o.engine.cycle({ recapture: o.pane });
+    const g = await readPaneFacts(o.runner, o.pane);
+    return g === null ? null : ownPromptOf(o, g);
+  }
+  return ownPromptOf(o, f);
+}
+
+function ownPromptOf(o: FireOptions, f: PaneFacts): PaneFacts {
+  const seen = o.engine.promptSeen(o.pane);
+  const own = f.state === 'blocked' && seen !== null && seen.since === f.stamp?.since ? seen.id : null;
+  return { ...f, promptId: own };
+}
+
+/** The pane's answered mark, unless it is dated in the future (a stepped clock, another writer). */
+function usableMark(o: FireOptions, raw: string | null | undefined): Answered | null {
+  const a = parseAnswered(raw ?? undefined);
+  const now = (o.now ?? Date.now)();
+  if (a !== null && a.at > now + FUTURE_MARK_MS) {
+    o.onNote?.(`ignoring ${ANSWERED_KEY} on ${o.pane}: dated ${a.at - now} ms in the future`);
+    return null;
+  }
+  return a;
+}
+
+/**
+ * Whether this keys action would answer a prompt this pane already answered: by the pane's mark
+ * or by this broker's own record (which an erased or rewritten mark does not undo). A stamp no
+ * newer than the answer cannot tell (the agent may not have repainted yet, or nobody looked
+ * since): the pane is captured and judged again first. Returns the facts it ended up judging.
+ */
+async function answeredAlready(o: FireOptions, g: PaneFacts, own: AnswerRecord | null): Promise<{ answered: boolean; facts: PaneFacts | null }> {
+  const mark = usableMark(o, g.answered);
+  const a: Answered | null = mark ?? (own !== null && own.since === g.stamp?.since ? { promptId: own.promptId, at: own.at } : null);
   const unidentified = g.state === 'blocked' && (g.promptId ?? null) === null && canLook(o.engine, g.agent);
   // Even with nothing answered yet, the keys must be bound to a prompt: its id goes in the mark.
   if ((a === null || o.again) && !unidentified) return { answered: false, facts: g };
@@ -177,10 +217,13 @@ async function answeredAlready(o: FireOptions, g: PaneFacts): Promise<{ answered
     await o.engine.cycle({ recapture: o.pane });
     f = await readPaneFacts(o.runner, o.pane);
     if (f === null) return { answered: false, facts: null };
+    f = ownPromptOf(o, f);
   }
   if (a === null || o.again) return { answered: false, facts: f };
+  const pid = f.promptId ?? null;
   // A mark that could not name its prompt covers whatever blocked prompt is showing.
-  return { answered: f.state === 'blocked' && (a.promptId === null || (f.promptId ?? null) === a.promptId), facts: f };
+  const byMark = mark !== null && f.state === 'blocked' && (mark.promptId === null || pid === mark.promptId);
+  return { answered: byMark || recordCovers(own, f.state, f.stamp?.since ?? null, pid), facts: f };
 }
 
 async function fireLocked(o: FireOptions): Promise<ActResult> {
@@ -213,6 +256,10 @@ async function fireLocked(o: FireOptions): Promise<ActResult> {
     f = await readPaneFacts(runner, pane);
     if (f === null) return done('vanished', 'pane-gone');
   }
+  if (action.kind === 'keys') {
+    f = await withOwnPrompt(o, f);
+    if (f === null) return done('vanished', 'pane-gone');
+  }
   const before = refusalFor(o, f);
   if (before !== null) return done('refused', before);
 
@@ -235,8 +282,12 @@ async function fireLocked(o: FireOptions): Promise<ActResult> {
   try {
     let g = await readPaneFacts(runner, pane);
     if (g === null) return done('vanished', 'pane-gone');
+    const socket = action.kind === 'keys' ? (await o.engine.server.get()).socketPath : '';
+    const stateDir = receiptsDir(o.env ?? process.env);
     if (action.kind === 'keys') {
-      const seen = await answeredAlready(o, g);
+      g = await withOwnPrompt(o, g);
+      if (g === null) return done('vanished', 'pane-gone');
+      const seen = await answeredAlready(o, g, ownAnswer(stateDir, socket, pane));
       if (seen.facts === null) return done('vanished', 'pane-gone');
       g = seen.facts;
       if (seen.answered) return done('refused', 'answered');
@@ -248,12 +299,16 @@ async function fireLocked(o: FireOptions): Promise<ActResult> {
 
     if (action.kind === 'keys') {
       const api = apiTransportFor(action, g.agent);
-      const answered = formatAnswered({ promptId: g.promptId ?? null, at: now(), nonce });
+      const answeredAt = now();
+      const answered = formatAnswered({ promptId: g.promptId ?? null, at: answeredAt, nonce });
       const mark: string[] = ['set-option', '-p', '-t', pane, ANSWERED_KEY, answered];
+      const since = g.stamp?.since ?? 0;
+      const remember = () => recordAnswer(stateDir, socket, pane, { promptId: g!.promptId ?? null, at: answeredAt, since }, o.onNote);
       if (api !== null) {
         const ep = endpointFor(g.apiEndpoint, g.agent, o.apiBase ?? {})!;
         const end = await replyPermission(ep, g.permissionRequest!, api.reply, action.timeoutMs);
         if (end.kind === 'replied') {
+          remember();
           await runner.run(mark).catch(() => undefined);
           return done('replied');
         }
@@ -263,6 +318,8 @@ async function fireLocked(o: FireOptions): Promise<ActResult> {
       }
       const keys = action.keys[g.agent!]!;
       // The mark rides in the same chain as the keys: no moment where they landed unrecorded.
+      // The own record is kept before the keys go: a kill in between errs toward not answering twice.
+      remember();
       await tmux(o, () => runner.runChain([['send-keys', '-t', pane, ...keys], mark]));
       return done('sent');
     }

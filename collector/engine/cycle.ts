@@ -33,7 +33,7 @@ import { TmuxError } from '../tmux/errors.js';
 import type { TmuxRunner } from '../tmux/runner.js';
 import { LookBook, NOT_AGENT_SWEEP_MS, waitsOnClock } from './look-book.js';
 import { parsePaneList, type PaneRecord } from './pane-list.js';
-import { afterWrites, promptWrites } from './prompt-writes.js';
+import { afterWrites, promptWrites, type PromptLook } from './prompt-writes.js';
 import { codexRoot, RolloutTail, runRolloutTail } from './rollout-tail.js';
 import { rowOf } from './rows.js';
 import { attentionClearable, heartbeatVouches, LIST_CLIENTS_FORMAT, listingChain, seenByClients, stampStands } from './settled-read.js';
@@ -102,6 +102,8 @@ export class Engine {
   private roots = new Set<number>();
   /** Panes that painted since their last look (from %output): a fresh stamp must not hide them. */
   private painted = new Set<string>();
+  /** The prompt each blocked pane showed at this process's last look, and when it looked. */
+  private readonly prompts = new Map<string, PromptLook & { at: number }>();
   private readonly now: () => number;
   /** Whether this engine's server output is watched right now (set by a long-lived collector). */
   private watched: (() => boolean) | null = null;
@@ -158,6 +160,19 @@ export class Engine {
 
   setManifests(m: AgentManifest[]): void {
     this.opts.manifests = m;
+  }
+
+  /**
+   * The prompt this process itself last saw on `pane` (null: none, or not looked at): what an act
+   * decides on, since the `@tma_prompt_id` option may have been rewritten by another writer.
+   */
+  promptSeen(pane: string): (PromptLook & { at: number }) | null {
+    return this.prompts.get(pane) ?? null;
+  }
+
+  private notePrompt(pane: string, look: PromptLook | null, now: number): void {
+    if (look === null) this.prompts.delete(pane);
+    else this.prompts.set(pane, { ...look, at: now });
   }
 
   /** These panes' screens may have changed: the next cycle looks at them whatever their stamps say. */
@@ -335,6 +350,7 @@ export class Engine {
     this.looks.keepOnly(live);
     this.stills.keepOnly(live);
     this.liveness.keepOnly(live);
+    for (const p of this.prompts.keys()) if (!live.has(p)) this.prompts.delete(p);
     // A pane that died since the listing fails the chain from its command on; the rest still count.
     if (closing.length && !(await this.tryRun(chain(closing)))) for (const cmd of closing) await this.tryRun(cmd);
     if (!stampede) await this.clearSeenAttention(outcomes);
@@ -392,7 +408,8 @@ export class Engine {
     c.outcome.stamp = unchanged ? c.prev : projected;
     this.stills.looked(rec.paneId, verdict, c.outcome.stamp, watching, now);
     this.liveness.wrote(rec.paneId, c.outcome.stamp);
-    const prompt = promptWrites(rec, c.outcome.stamp, id.manifest, snap);
+    const prompt = promptWrites(rec, c.outcome.stamp, id.manifest, snap, this.prompts.get(rec.paneId) ?? null);
+    this.notePrompt(rec.paneId, prompt.look ?? null, now);
     if (prompt.length) c.outcome.rec = { ...rec, options: afterWrites(rec.options, prompt) };
     return [...cmds, ...prompt];
   }

@@ -13,7 +13,12 @@ export class JsonSyntaxError extends Error {}
 
 const MAX_DEPTH = 128;
 
-export function parseJson(text: string): JsonValue {
+/**
+ * `duplicates`: 'refuse' (an edit: which of two values would the agent keep, and where would the
+ * edit go?) or 'last' (reading as the agent does: JSON.parse keeps the last value, at the place
+ * of the first).
+ */
+export function parseJson(text: string, duplicates: 'refuse' | 'last' = 'refuse'): JsonValue {
   let i = 0;
   const fail = (what: string): never => {
     const line = text.slice(0, i).split('\n').length;
@@ -47,6 +52,7 @@ export function parseJson(text: string): JsonValue {
     if (c === '{') {
       i++;
       const entries: [string, JsonValue][] = [];
+      const index = new Map<string, number>();
       ws();
       if (text[i] === '}') {
         i++;
@@ -55,11 +61,19 @@ export function parseJson(text: string): JsonValue {
       for (;;) {
         ws();
         if (text[i] !== '"') fail('expected a key');
+        const keyAt = i;
         const k = str();
         ws();
         if (text[i] !== ':') fail('expected ":"');
         i++;
-        entries.push([k, value(depth + 1)]);
+        const v = value(depth + 1);
+        const seen = index.get(k);
+        if (seen === undefined) index.set(k, entries.push([k, v]) - 1);
+        else if (duplicates === 'last') entries[seen] = [k, v];
+        else {
+          i = keyAt;
+          fail(`duplicate key ${JSON.stringify(k).slice(0, 80)} (the agent reads only the last one)`);
+        }
         ws();
         if (text[i] === ',') {
           i++;

@@ -131,11 +131,11 @@ export function keepLayout(text: string, root: JsonValue): string {
 
 export type EventState = 'current' | 'stale' | 'absent';
 
-/** Each event's state in the file; unparseable JSON reads as an empty object. */
+/** Each event's state in the file, read as the agent reads it; unparseable JSON reads as empty. */
 export function eventStates(text: string, t: HookTarget): Map<string, EventState> {
   let root: JsonValue;
   try {
-    root = parseJson(text);
+    root = parseJson(text, 'last');
   } catch {
     root = jobj([]);
   }

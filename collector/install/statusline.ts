@@ -55,7 +55,7 @@ export type ShimState = 'not_installed' | 'foreign' | 'wired' | 'stale';
 export function shimState(text: string, agent: string, bin: string): ShimState {
   let r: JsonValue;
   try {
-    r = parseJson(text);
+    r = parseJson(text, 'last');
   } catch {
     return 'not_installed';
   }

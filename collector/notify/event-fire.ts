@@ -33,7 +33,7 @@ export async function fireFromEvent(i: EventFireInput): Promise<{ outcome: Event
   const d = rec ? decodeStamp(rec.options) : null;
   if (!rec || !d || !d.ok || !d.stamp) return { outcome: 'no-pane', trigger: null };
   const stamp = d.stamp;
-  const trigger = dueTrigger(stamp, i.settings.on);
+  const trigger = dueTrigger(stamp, i.settings.on, i.now);
   if (trigger === null) return { outcome: 'not-due', trigger: null };
   if (!(await writeEpisodeMarker(i.runner, i.pane, markerFor(stamp, i.now)))) return { outcome: 'marker-lost', trigger };
   const row = rowOf(rec, stamp, i.agent, { server: i.server, host: i.host, now: i.now });

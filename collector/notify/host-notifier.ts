@@ -54,7 +54,7 @@ export class HostNotifier {
     for (const o of res.panes) {
       const row = byPane.get(o.rec.paneId);
       if (!o.stamp || !row) continue;
-      const trigger = dueTrigger(o.stamp, this.o.settings.on);
+      const trigger = dueTrigger(o.stamp, this.o.settings.on, res.now);
       if (trigger) {
         const marker = markerFor(o.stamp, res.now);
         if (await writeEpisodeMarker(runner, row.pane, marker)) {

@@ -63,7 +63,9 @@ export class NotifyOutbox {
   private resend(olderThanMs: number): void {
     const now = (this.opts.now ?? Date.now)();
     for (const [id, p] of this.pending) {
-      if (now - p.sentAt < olderThanMs) continue;
+      // Sent "in the future" is a clock that stepped back since: offer it again now.
+      const age = now - p.sentAt;
+      if (age >= 0 && age < olderThanMs) continue;
       if (!this.send({ type: 'notify', id, event: p.event })) return;
       p.sentAt = now;
     }

@@ -6,7 +6,7 @@
 // after the instant means this episode already rang.
 
 import type { HostTrigger } from '../../shared/notify.js';
-import { episodeAt } from '../core/store-codec.js';
+import { CLOCK_STEP_SKEW_MS, episodeAt } from '../core/store-codec.js';
 import type { StampedState } from '../core/types.js';
 
 export type EpisodeTrigger = Exclude<HostTrigger, 'context_high'>;
@@ -18,12 +18,18 @@ export function triggerOf(stamp: Pick<StampedState, 'state' | 'attention'>): Epi
   return null;
 }
 
-/** The trigger to fire now for this stamp, or null (not enabled, nothing to say, or already rung). */
-export function dueTrigger(stamp: StampedState, on: readonly string[]): EpisodeTrigger | null {
+/**
+ * The trigger to fire now for this stamp, or null (not enabled, nothing to say, or already rung).
+ * A marker more than CLOCK_STEP_SKEW_MS ahead of `now` was written on a clock that has since
+ * stepped back (the rule `since` follows): it stands for no ring, else it would silence every
+ * episode until the clock caught up with it.
+ */
+export function dueTrigger(stamp: StampedState, on: readonly string[], now = Date.now()): EpisodeTrigger | null {
   const t = triggerOf(stamp);
   if (t === null || !on.includes(t)) return null;
   const episode = episodeAt(stamp);
-  if (stamp.notifiedAt !== null && stamp.notifiedAt >= episode) return null;
+  const marker = stamp.notifiedAt !== null && stamp.notifiedAt > now + CLOCK_STEP_SKEW_MS ? null : stamp.notifiedAt;
+  if (marker !== null && marker >= episode) return null;
   return t;
 }
 

@@ -53,6 +53,7 @@ export class QuietEdges {
   constructor(private readonly o: QuietEdgeOptions) {}
 
   output(pane: string, now: number): void {
+    this.unstep(pane, now);
     const a = this.active.get(pane);
     if (a) {
       a.last = now;
@@ -61,6 +62,17 @@ export class QuietEdges {
     const busy = this.busyEdge.get(pane);
     this.busyEdge.delete(pane);
     this.active.set(pane, { first: now, last: now, continued: busy !== undefined && now - busy < this.o.quietMs });
+  }
+
+  /**
+   * Times ahead of `now` were taken on a clock that has stepped back since: forgotten, or the
+   * pane's next look would wait until the clock caught up with them (an hour for an hour's step).
+   */
+  private unstep(pane: string, now: number): void {
+    if ((this.lastEdge.get(pane) ?? now) > now) this.lastEdge.delete(pane);
+    if ((this.busyEdge.get(pane) ?? now) > now) this.busyEdge.delete(pane);
+    const a = this.active.get(pane);
+    if (a && a.first > now) this.active.set(pane, { first: now, last: now, continued: false });
   }
 
   private busyLimit(a: Active): number {
@@ -75,7 +87,9 @@ export class QuietEdges {
   /** Panes due a look now; each leaves the active set (its next output re-arms it). */
   due(now: number): string[] {
     const out: string[] = [];
-    for (const [pane, a] of this.active) {
+    for (const pane of [...this.active.keys()]) {
+      this.unstep(pane, now);
+      const a = this.active.get(pane)!;
       if (this.dueAt(pane, a) > now) continue;
       out.push(pane);
       this.active.delete(pane);

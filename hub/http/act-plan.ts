@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import type { FleetRow } from '../../shared/fleet.js';
 import type { ActResult } from '../../shared/protocol.js';
+import { PROMPT_ID_RE, PROMPT_ID_RULE } from '../../shared/prompt-id-rule.js';
 
 /** Exit codes of the hub-decided results, as the local act table assigns them (surfaces §0.1). */
 export const EXIT_REFUSED = 4;
@@ -35,7 +36,7 @@ export const actBodySchema = z.strictObject({
   expect_episode_ms: z.number().int().nonnegative().nullable().optional(),
   expect_permission_request: z.string().min(1).max(256).nullable().optional(),
   slot: z.string().min(1).max(200).regex(SLOT, 'a slot uses letters, digits and . _ : -').optional(),
-  expect_prompt: z.string().min(1).max(64).regex(/^[A-Za-z0-9._:-]+$/, 'a prompt id uses letters, digits and . _ : -').nullable().optional(),
+  expect_prompt: z.string().regex(PROMPT_ID_RE, PROMPT_ID_RULE).nullable().optional(),
 });
 export type ActBody = z.infer<typeof actBodySchema>;
 

@@ -59,7 +59,9 @@ export interface LinkSessionOptions {
   /** Called once when the session ends, for the server's bookkeeping. */
   onEnd?: (session: LinkSession) => void;
   /** A notification from this host; returns once it is durably recorded (throws if it cannot be). */
-  onNotify?: (host: string, event: Extract<CollectorFrame, { type: 'notify' }>['event']) => void;
+  onNotify?: (host: string, event: Extract<CollectorFrame, { type: 'notify' }>['event']) => void | Promise<void>;
+  /** Asked for every notify frame before it is handled: a refusal drops it unacknowledged. */
+  admitNotify?: (host: string) => null | { frame: FrameError | null };
 }
 
 type Phase = 'awaiting-hello' | 'open' | 'closed';
@@ -159,6 +161,9 @@ export class LinkSession {
 
   private handle(text: string): void {
     this.lastHeardMs = this.clock();
+    // A notify frame over its budget is dropped before it costs a decode (a flood is cheap to send).
+    const admitted = this.phase === 'open' && text.startsWith('{"type":"notify"');
+    if (admitted && this.notifyRefused()) return;
     const d = decodeFrame<CollectorFrame>(text, 'from-collector');
     if (!d.ok) {
       if (this.phase === 'awaiting-hello') this.fail(d.error.code, `expected hello: ${d.error.message}`);
@@ -201,19 +206,30 @@ export class LinkSession {
       case 'act_result':
         return this.actResult(f.id, f.result);
       case 'notify':
+        if (!admitted && this.notifyRefused()) return;
         return this.notified(f);
     }
   }
 
+  /** Whether the host's notify budget refuses this frame; its reason goes back when one is due. */
+  private notifyRefused(): boolean {
+    const a = this.o.admitNotify?.(this.host) ?? null;
+    if (a?.frame) this.send(a.frame);
+    return a !== null;
+  }
+
   /** Acknowledged only once recorded: an unacknowledged notification is sent again by the host. */
   private notified(f: Extract<CollectorFrame, { type: 'notify' }>): void {
-    try {
-      this.o.onNotify?.(this.host, f.event);
-    } catch (e) {
+    const unrecorded = (e: unknown) => {
       this.log.error({ err: (e as Error).message }, 'notification could not be recorded; not acknowledged');
-      return;
+    };
+    try {
+      void Promise.resolve(this.o.onNotify?.(this.host, f.event)).then(() => {
+        if (this.phase !== 'closed') this.send({ type: 'notify_ack', ids: [f.id] });
+      }, unrecorded);
+    } catch (e) {
+      unrecorded(e);
     }
-    this.send({ type: 'notify_ack', ids: [f.id] });
   }
 
   /**

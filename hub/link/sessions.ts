@@ -18,6 +18,7 @@ export interface LinkSessionsOptions {
   clock: () => number;
   pendingSnapshotMaxBytes?: number;
   onNotify: NonNullable<LinkSessionOptions['onNotify']>;
+  admitNotify: NonNullable<LinkSessionOptions['admitNotify']>;
 }
 
 export class LinkSessions {
@@ -54,6 +55,7 @@ export class LinkSessions {
         if (this.byHost.get(s.host) === s) this.byHost.delete(s.host);
       },
       onNotify: this.o.onNotify,
+      admitNotify: this.o.admitNotify,
     });
     this.all.add(session);
     return session;

@@ -56,10 +56,16 @@ async function webhook(sink: NotifySinkConfig, b: Batch): Promise<void> {
 /** Header values stay printable ASCII: ntfy reads them as such, and Node refuses the rest. */
 const ascii = (s: string) => s.replace(/[^\x20-\x7e]/g, '?').slice(0, 250);
 
+/**
+ * Host data on one line: a control character (a newline above all) or a Unicode line or paragraph
+ * separator from a host becomes a space, so one host cannot write lines that read as another's.
+ */
+const oneLine = (v: string | number | null | undefined): string => String(v ?? '').replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ');
+
 const PRIORITY: Record<string, number> = { blocked: 4, done: 3, context_high: 3 };
 
 function verb(e: HubNotification): string {
-  if (e.trigger === 'blocked') return `is waiting for you${e.detail ? ` (${e.detail})` : ''}${e.pending_tool ? `: ${e.pending_tool}` : ''}`;
+  if (e.trigger === 'blocked') return `is waiting for you${e.detail ? ` (${oneLine(e.detail)})` : ''}${e.pending_tool ? `: ${oneLine(e.pending_tool)}` : ''}`;
   if (e.trigger === 'done') return 'finished';
   return `context is at ${e.context_pct ?? '?'}%`;
 }
@@ -68,17 +74,18 @@ function verb(e: HubNotification): string {
 export function ntfyMessage(b: Batch, pageBase: string): { title: string; body: string; priority: number; click: string; tags: string } {
   const ev = b.events;
   const first = ev[0]!;
-  const where = (e: HubNotification) => `${e.host} ${e.locator}`;
+  const where = (e: HubNotification) => `${oneLine(e.host)} ${oneLine(e.locator)}`;
   const base = pageBase.replace(/\/+$/, '');
   const at = (e: HubNotification) =>
     `${base}/#${new URLSearchParams({ host: e.host, server: e.server, pane: e.pane }).toString()}`;
   const priority = Math.max(...ev.map((e) => PRIORITY[e.trigger] ?? 3));
   if (ev.length === 1) {
-    return { title: `${first.agent} ${first.trigger} on ${first.host}`, body: `${where(first)}: ${first.agent} ${verb(first)}`, priority, click: at(first), tags: first.trigger };
+    return { title: `${oneLine(first.agent)} ${first.trigger} on ${oneLine(first.host)}`, body: `${where(first)}: ${oneLine(first.agent)} ${verb(first)}`, priority, click: at(first), tags: first.trigger };
   }
   const blocked = ev.filter((e) => e.trigger === 'blocked').length;
   const title = blocked ? `${blocked} of ${ev.length} agents need you` : `${ev.length} agent notifications`;
-  const body = ev.map((e) => `${where(e)}: ${e.agent} ${verb(e)}`).join('\n');
+  // One line per event, each naming its host: the lines are joined here and nowhere else.
+  const body = ev.map((e) => `${where(e)}: ${oneLine(e.agent)} ${verb(e)}`).join('\n');
   // One tap target: the first that waits for the person, else the first.
   const lead = ev.find((e) => e.trigger === 'blocked') ?? first;
   return { title, body, priority, click: at(lead), tags: [...new Set(ev.map((e) => e.trigger))].join(',') };

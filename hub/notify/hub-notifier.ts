@@ -7,7 +7,9 @@
 import type { Logger } from 'pino';
 import { notificationKey, type FleetNotification, FLEET_NOTIFICATION_KEYS } from '../../shared/notify.js';
 import { deliver as realDeliver, type Batch, type DeliverContext } from './deliver.js';
-import { NotifyJournal, type HubNotification, type JournalEntry } from './journal.js';
+import { FrameBudget, NOTIFY_BURST, NOTIFY_PER_SEC, type Admission } from './frame-budget.js';
+import { JOURNAL_KEEP, JOURNAL_PENDING_MAX, NotifyJournal, type HubNotification, type JournalEntry } from './journal.js';
+import { LogSampler } from '../http/sampled-log.js';
 import type { NotifySinkConfig } from './sink-config.js';
 
 export interface NotifyTiming {
@@ -30,6 +32,11 @@ export interface HubNotifierOptions {
   clock?: () => number;
   random?: () => number;
   deliver?: typeof realDeliver;
+  /** Journal bounds (tests); defaults JOURNAL_KEEP and JOURNAL_PENDING_MAX. */
+  keep?: number;
+  pendingMax?: number;
+  /** Notify frames each host may send (tests); default NOTIFY_BURST at NOTIFY_PER_SEC. */
+  budget?: FrameBudget;
 }
 
 interface SinkCounters {
@@ -52,9 +59,16 @@ export function sinkWants(sink: NotifySinkConfig, n: Pick<HubNotification, 'trig
   return sink.on.includes(n.trigger);
 }
 
+/** Events one message carries at most; more wait for the next message. */
+export const MAX_BATCH_EVENTS = 100;
+
+type Flight = Batch & { firstAt: number; attempts: number; written: Promise<void> };
+
 class SinkQueue {
   private waiting: HubNotification[] = [];
-  private batch: (Batch & { firstAt: number; attempts: number }) | null = null;
+  /** Messages formed before a restart or reload, sent first and under the ids they had. */
+  private resumed = new Map<string, HubNotification[]>();
+  private batch: Flight | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private stopped = false;
   private seq = 0;
@@ -64,7 +78,18 @@ class SinkQueue {
   push(n: HubNotification): void {
     if (this.stopped) return;
     this.waiting.push(n);
-    if (!this.batch && !this.timer) this.timer = this.hub.later(() => this.start(), this.hub.timing.groupMs);
+    // The journal gives up entries past its bound; a sink that stays down must not hold them here.
+    if (this.waiting.length > 2 * JOURNAL_PENDING_MAX) this.waiting = this.waiting.filter((e) => this.owed(e));
+    this.soon();
+  }
+
+  /** A message the journal says was formed (and maybe sent) before: it goes again as it was. */
+  resume(delivery: string, n: HubNotification): void {
+    if (this.stopped) return;
+    const events = this.resumed.get(delivery) ?? [];
+    events.push(n);
+    this.resumed.set(delivery, events);
+    this.soon();
   }
 
   stop(): void {
@@ -73,14 +98,36 @@ class SinkQueue {
     this.timer = null;
   }
 
+  private soon(): void {
+    if (!this.batch && !this.timer) this.timer = this.hub.later(() => this.start(), this.hub.timing.groupMs);
+  }
+
+  private owed(n: HubNotification): boolean {
+    return this.hub.owed(n.id, this.sink.name);
+  }
+
   private nextId(): string {
     return `${this.sink.name}-${this.hub.clock().toString(36)}-${(this.seq++).toString(36)}`;
   }
 
   private start(): void {
     this.timer = null;
-    if (this.stopped || this.batch || !this.waiting.length) return;
-    this.batch = { id: this.nextId(), events: this.waiting.splice(0), firstAt: this.hub.clock(), attempts: 0 };
+    if (this.stopped || this.batch) return;
+    const now = this.hub.clock();
+    for (const [id, events] of this.resumed) {
+      this.resumed.delete(id);
+      const owed = events.filter((e) => this.owed(e));
+      if (!owed.length) continue;
+      this.batch = { id, events: owed, firstAt: now, attempts: 0, written: Promise.resolve() };
+      void this.attempt();
+      return;
+    }
+    this.waiting = this.waiting.filter((e) => this.owed(e));
+    if (!this.waiting.length) return;
+    const id = this.nextId();
+    const events = this.waiting.splice(0, MAX_BATCH_EVENTS);
+    // The id is on disk before the message leaves, so a restart sends it again under the same id.
+    this.batch = { id, events, firstAt: now, attempts: 0, written: this.hub.formed(this.sink.name, id, events) };
     void this.attempt();
   }
 
@@ -91,6 +138,7 @@ class SinkQueue {
     b.attempts++;
     const c = this.hub.counters(this.sink.name);
     try {
+      await b.written;
       await this.hub.deliverFn(this.sink, { id: b.id, events: b.events }, this.hub.context);
     } catch (e) {
       if (this.stopped) return;
@@ -101,16 +149,20 @@ class SinkQueue {
       if (now - b.firstAt >= this.hub.timing.retryForMs) {
         this.hub.log.warn({ sink: this.sink.name, events: b.events.length, reason }, 'notification delivery given up');
         c.dropped += b.events.length;
-        for (const n of b.events) this.hub.note(n.id, this.sink.name, 'failed', b.attempts, reason, true);
+        this.hub.finished(this.sink.name, b, 'failed', reason);
         this.batch = null;
         this.startSoon();
         return;
       }
       c.retried++;
       // Whatever arrived during the outage joins the retried message: one message on recovery.
-      if (this.waiting.length) {
-        b.events.push(...this.waiting.splice(0));
+      // That is another message (other events), so it gets its own id, recorded like the first.
+      this.waiting = this.waiting.filter((e) => this.owed(e));
+      const room = MAX_BATCH_EVENTS - b.events.length;
+      if (this.waiting.length && room > 0) {
+        b.events.push(...this.waiting.splice(0, room));
         b.id = this.nextId();
+        b.written = this.hub.formed(this.sink.name, b.id, b.events);
       }
       const delay = retryDelay(b.attempts, this.hub.timing, this.hub.random);
       this.hub.log.info({ sink: this.sink.name, reason, retry_in_ms: delay }, 'notification delivery failed; will retry');
@@ -118,13 +170,13 @@ class SinkQueue {
       return;
     }
     c.sent += b.events.length;
-    for (const n of b.events) this.hub.note(n.id, this.sink.name, 'sent', b.attempts, null, true);
+    this.hub.finished(this.sink.name, b, 'sent', null);
     this.batch = null;
     this.startSoon();
   }
 
   private startSoon(): void {
-    if (!this.stopped && this.waiting.length && !this.timer) this.timer = this.hub.later(() => this.start(), this.hub.timing.groupMs);
+    if (!this.stopped && (this.waiting.length || this.resumed.size) && !this.timer) this.timer = this.hub.later(() => this.start(), this.hub.timing.groupMs);
   }
 }
 
@@ -136,11 +188,16 @@ export class HubNotifier {
   readonly log: Logger;
   readonly context: DeliverContext;
   private readonly journal: NotifyJournal;
+  private readonly budget: FrameBudget;
+  private readonly sampler = new LogSampler();
+  /** Notifications accepted and not yet on disk: a resend meanwhile waits for the same write. */
+  private readonly accepting = new Map<string, Promise<void>>();
   private queues = new Map<string, SinkQueue>();
   private readonly stats = new Map<string, SinkCounters>();
   private sinks: NotifySinkConfig[] = [];
   accepted = 0;
   duplicates = 0;
+  refused = 0;
 
   constructor(o: HubNotifierOptions) {
     this.timing = { ...DEFAULT_NOTIFY_TIMING, ...o.timing };
@@ -149,7 +206,13 @@ export class HubNotifier {
     this.deliverFn = o.deliver ?? realDeliver;
     this.log = o.logger.child({ part: 'notify' });
     this.context = o.context;
-    this.journal = new NotifyJournal(o.journalPath);
+    this.journal = new NotifyJournal(o.journalPath, o.keep ?? JOURNAL_KEEP, o.pendingMax ?? JOURNAL_PENDING_MAX);
+    this.journal.onDrop = (e, sinks) => {
+      for (const s of sinks) this.counters(s).dropped++;
+      this.sampledWarn('drop', { host: e.n.host, sinks }, 'notification given up: too many undelivered');
+    };
+    this.journal.onError = (e) => this.sampledWarn('journal', { err: e.message }, 'notification journal write failed');
+    this.budget = o.budget ?? new FrameBudget(NOTIFY_BURST, NOTIFY_PER_SEC, this.clock);
     this.setSinks(o.sinks);
   }
 
@@ -162,29 +225,83 @@ export class HubNotifier {
       for (const [name, d] of e.sinks) {
         if (d.state !== 'pending') continue;
         const q = this.queues.get(name);
-        if (q) q.push(e.n);
+        if (q && d.delivery) q.resume(d.delivery, e.n);
+        else if (q) q.push(e.n);
         else this.note(e.n.id, name, 'failed', d.attempts, 'sink no longer configured', true);
       }
     }
   }
 
   /**
-   * A collector's notification. Returns once it is durably recorded (or known already): the
-   * caller acknowledges then. Throws if it cannot be recorded, so no ack goes out and the
-   * collector sends it again.
+   * One notify frame from `host` against its budget, asked by the link before the frame is
+   * handled (before it is decoded where it can tell): null admits it.
    */
-  receive(host: string, event: FleetNotification): void {
+  admit(host: string): Admission {
+    const a = this.budget.take(host);
+    if (a === null) return null;
+    this.refused++;
+    if (a.frame) this.sampledWarn(`budget:${host}`, { host }, a.frame.message);
+    return a;
+  }
+
+  /**
+   * A collector's notification (admitted). Resolves once it is durably recorded (or known
+   * already): the caller acknowledges then. Rejects if it cannot be recorded, so no ack goes out
+   * and the collector sends it again.
+   */
+  receive(host: string, event: FleetNotification): Promise<void> {
     const id = JSON.stringify([host, notificationKey(event)]);
-    if (this.journal.has(id)) {
+    const writing = this.accepting.get(id);
+    if (writing || this.journal.has(id)) {
       this.duplicates++;
-      return;
+      return writing ?? Promise.resolve();
     }
     const n = { ...ordered(event), id, host, received_ms: this.clock() } as HubNotification;
     const blocked = n.trigger === 'resolved' ? this.journal.get(JSON.stringify([host, notificationKey({ ...event, trigger: 'blocked' })])) : undefined;
     const targets = this.sinks.filter((s) => sinkWants(s, n, blocked?.sinks.has(s.name) ?? false));
-    this.journal.accept(n, targets.map((s) => s.name));
-    this.accepted++;
-    for (const s of targets) this.queues.get(s.name)?.push(n);
+    const done = this.journal.accept(n, targets.map((s) => s.name)).then(
+      () => {
+        this.accepting.delete(id);
+        this.accepted++;
+        for (const s of targets) this.queues.get(s.name)?.push(n);
+      },
+      (e: Error) => {
+        this.accepting.delete(id);
+        throw e;
+      },
+    );
+    this.accepting.set(id, done);
+    return done;
+  }
+
+  /** Whether `sink` still owes notification `id` (not sent, not given up, not forgotten). */
+  owed(id: string, sink: string): boolean {
+    return this.journal.get(id)?.sinks.get(sink)?.state === 'pending';
+  }
+
+  /** A message was formed: its id and events go to the journal before it is sent. */
+  formed(sink: string, delivery: string, events: HubNotification[]): Promise<void> {
+    return this.journal.batch(sink, delivery, events.map((e) => e.id)).catch((e: Error) => {
+      // Sending anyway beats holding every notification back on a journal that cannot write.
+      this.log.error({ err: e.message }, 'notification journal write failed');
+    });
+  }
+
+  /** A message reached its end with a sink: one journal line for every event it carried. */
+  finished(sink: string, b: Batch & { attempts: number }, state: 'sent' | 'failed', error: string | null): void {
+    this.journal.done(sink, b.id, b.events.map((e) => e.id), state, b.attempts, error, this.clock()).catch((e: Error) => {
+      this.log.error({ err: e.message }, 'notification journal write failed');
+    });
+  }
+
+  private sampledWarn(key: string, fields: Record<string, unknown>, msg: string): void {
+    const t = this.sampler.take(key);
+    if (t.log) this.log.warn({ ...fields, ...(t.suppressed ? { suppressed: t.suppressed } : {}) }, msg);
+  }
+
+  /** How much the journal holds and what it has written (for /metrics and the bench). */
+  journalStats(): NotifyJournal['stats'] & NotifyJournal['size'] {
+    return { ...this.journal.stats, ...this.journal.size };
   }
 
   /** Recent notifications and where each got, newest first. */
@@ -201,11 +318,9 @@ export class HubNotifier {
   /** Record a delivery step; only steps that change what a restart would do are journaled. */
   note(id: string, sink: string, state: 'pending' | 'sent' | 'failed', attempts: number, error: string | null, durable: boolean): void {
     if (durable) {
-      try {
-        this.journal.mark(id, sink, state, attempts, error, this.clock());
-      } catch (e) {
-        this.log.error({ err: (e as Error).message }, 'notification journal write failed');
-      }
+      this.journal.mark(id, sink, state, attempts, error, this.clock()).catch((e: Error) => {
+        this.log.error({ err: e.message }, 'notification journal write failed');
+      });
       return;
     }
     const d = this.journal.get(id)?.sinks.get(sink);
@@ -234,6 +349,13 @@ export class HubNotifier {
     out.push(`tma_hub_notify_accepted_total ${this.accepted}`);
     out.push('# HELP tma_hub_notify_duplicates_total Notifications received again and dropped as repeats.', '# TYPE tma_hub_notify_duplicates_total counter');
     out.push(`tma_hub_notify_duplicates_total ${this.duplicates}`);
+    out.push('# HELP tma_hub_notify_refused_total Notify frames refused over a host\'s budget (not acknowledged).', '# TYPE tma_hub_notify_refused_total counter');
+    out.push(`tma_hub_notify_refused_total{reason="budget"} ${this.refused}`);
+    const j = this.journal.size;
+    out.push('# HELP tma_hub_notify_journal_entries Notifications the journal holds.', '# TYPE tma_hub_notify_journal_entries gauge');
+    out.push(`tma_hub_notify_journal_entries ${j.entries}`);
+    out.push('# HELP tma_hub_notify_journal_unfinished Notifications some sink still owes.', '# TYPE tma_hub_notify_journal_unfinished gauge');
+    out.push(`tma_hub_notify_journal_unfinished ${j.unfinished}`);
     return `${out.join('\n')}\n`;
   }
 

@@ -355,8 +355,10 @@ describe('the broker under its lock (library call on real tmux)', () => {
     if (!set.ok) throw new Error('bundled actions failed to load');
     const { runner, seen } = await racingRunner(afterAcquire);
     // The stamp is fresh (a cycle just ran, after the screen last moved: see stampedAfterPaint),
-    // so the broker never needs its engine to detect.
-    const engine = { manifests: [], cycle: async () => { throw new Error('no detection expected'); } };
+    // so the broker never needs its engine to detect. Its server facts name the socket the broker
+    // keeps its own answered record under.
+    const socketPath = s.tmux('display-message', '-p', '#{socket_path}').trim();
+    const engine = { manifests: [], cycle: async () => { throw new Error('no detection expected'); }, server: { get: async () => ({ socketPath }) } };
     try {
       const r = await fireAction({
         runner, engine: engine as never, action: set.actions.find((a) => a.name === 'approve')!, pane, freshnessMs: 60_000,

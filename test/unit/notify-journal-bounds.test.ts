@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { actBodySchema } from '../../hub/act-plan.js';
+import { actBodySchema } from '../../hub/http/act-plan.js';
 import { ntfyMessage } from '../../hub/notify/deliver.js';
 import { FrameBudget } from '../../hub/notify/frame-budget.js';
 import { HubNotifier } from '../../hub/notify/hub-notifier.js';

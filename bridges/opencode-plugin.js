@@ -133,10 +133,15 @@ export const TmaBridge = async (input) => {
         case 'permission.updated': {
           const request_id = requestOf(props);
           if (request_id !== '') sessions.set(request_id, session_id);
+          const permission = typeof props.permission === 'string' ? props.permission : typeof props.type === 'string' ? props.type : '';
+          // What is asked, as the tool and the patterns it wants (the command for a shell call,
+          // the directory for one outside the project), so the hook alone can say it.
+          const patterns = Array.isArray(props.patterns) ? props.patterns.filter((p) => typeof p === 'string') : [];
           forward('permission-required', {
             session_id,
-            permission: typeof props.permission === 'string' ? props.permission : typeof props.type === 'string' ? props.type : '',
+            permission,
             request_id,
+            ...(permission !== '' && patterns.length ? { tool_name: permission, tool_input: { pattern: patterns } } : {}),
           });
           break;
         }

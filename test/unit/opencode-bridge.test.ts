@@ -59,7 +59,9 @@ async function hookLines(count: number): Promise<string[]> {
   }
 }
 
-const asked = (id: string, permission: string) => ({ event: { type: 'permission.asked', properties: { id, sessionID: 'ses_1', permission } } });
+const asked = (id: string, permission: string, patterns: string[] = []) => ({
+  event: { type: 'permission.asked', properties: { id, sessionID: 'ses_1', permission, patterns } },
+});
 const replied = (id: string) => ({ event: { type: 'permission.replied', properties: { sessionID: 'ses_1', requestID: id, reply: 'once' } } });
 
 describe('OpenCode bridge: hook order', () => {
@@ -67,12 +69,18 @@ describe('OpenCode bridge: hook order', () => {
     const hooks = await loadBridge(fakeClient());
     await hooks.event(asked('per_1', 'external_directory'));
     await hooks.event(replied('per_1'));
-    await hooks.event(asked('per_2', 'bash'));
+    await hooks.event(asked('per_2', 'bash', ['touch /srv/exports/marker']));
     const lines = await hookLines(4);
     const kinds = lines.map((l) => l.split(' ')[0]);
     expect(kinds).toEqual(['session-start', 'permission-required', 'permission-replied', 'permission-required']);
     expect(JSON.parse(lines[2]!.slice('permission-replied '.length))).toMatchObject({ request_id: 'per_1' });
-    expect(JSON.parse(lines[3]!.slice('permission-required '.length))).toMatchObject({ request_id: 'per_2', permission: 'bash' });
+    expect(JSON.parse(lines[3]!.slice('permission-required '.length))).toMatchObject({
+      request_id: 'per_2',
+      permission: 'bash',
+      // What is asked rides with the hook, so pending_summary needs no look at the screen.
+      tool_name: 'bash',
+      tool_input: { pattern: ['touch /srv/exports/marker'] },
+    });
   });
 });
 

@@ -60,6 +60,7 @@ interface HostRecord {
   owner: object | null;
   actionsAllowed: string[];
   actionsByAgent: HostStatus['actions_by_agent'];
+  sharesPrompt: boolean | null;
   /** Hub clock minus the collector's heartbeat clock: transit plus skew. */
   lagMs: number | null;
   /** The collector's own last sent sequence, from its heartbeat. */
@@ -123,6 +124,7 @@ export interface HelloInfo {
   actionsAllowed: string[];
   /** From the hello, when the collector sent them. */
   actionsByAgent?: HostStatus['actions_by_agent'];
+  sharesPrompt?: boolean | null;
   at?: number;
 }
 
@@ -265,7 +267,7 @@ export class FleetStore {
       h = {
         host, transport, reachable: false, synced: false, lastSeenMs: null, reason: null, collectorVersion: null,
         epoch: null, seq: null, servers: new Map(), pending: null, owner: null, actionsAllowed: [], lagMs: null,
-        sentSeq: null, lost: false, helloCount: 0, lastRefusal: null, actionsByAgent: null, pieces: null, statusText: null, statusBytes: null,
+        sentSeq: null, lost: false, helloCount: 0, lastRefusal: null, actionsByAgent: null, sharesPrompt: null, pieces: null, statusText: null, statusBytes: null,
       };
       this.hosts.set(host, h);
       insertSorted(this.hostOrder, host);
@@ -299,6 +301,7 @@ export class FleetStore {
     h.collectorVersion = info.collectorVersion;
     h.actionsAllowed = info.actionsAllowed.slice();
     h.actionsByAgent = info.actionsByAgent ?? null;
+    h.sharesPrompt = info.sharesPrompt ?? null;
     h.lastSeenMs = this.clock();
     h.pending = null;
     h.lagMs = info.at === undefined ? null : this.clock() - info.at;
@@ -579,6 +582,7 @@ export class FleetStore {
       last_refusal: h.lastRefusal ?? null,
       clock_offset_ms: h.lagMs === null ? null : h.lagMs === 0 ? 0 : -h.lagMs,
       actions_by_agent: h.actionsByAgent,
+      shares_prompt: h.sharesPrompt,
     });
   }
 

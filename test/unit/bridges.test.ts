@@ -1,4 +1,4 @@
-// Our OpenCode bridge, run by node against a fake plugin host: the hook calls it makes for one
+// Our OpenCode and pi bridges, run by node against a fake plugin host: the hook calls they make for one
 // pane land in the order OpenCode sent the events, and the reply route it serves answers each
 // permission request at most once through the in-process client OpenCode hands plugins.
 
@@ -127,5 +127,30 @@ describe('OpenCode bridge: the reply route', () => {
     await hooks.event(asked('per_5', 'bash'));
     expect((await post(`${ep}/permission/per_5/reply`)).status).toBe(502);
     expect(client.calls).toHaveLength(1);
+  });
+});
+
+describe('pi bridge: hook order', () => {
+  it('a turn that settles at once still reaches the hook after its start', async () => {
+    const src = readFileSync(new URL('../../bridges/pi-extension.js', import.meta.url), 'utf8');
+    const hook = join(dir, 'pi-hook.sh');
+    // The start takes longer than the end, as a slow process start would.
+    writeFileSync(hook, `#!/bin/sh\np=$(cat)\ncase "$2" in before_agent_start) sleep 0.4;; esac\necho "$2" >> ${join(dir, 'hook.log')}\n`);
+    chmodSync(hook, 0o755);
+    const file = join(dir, `pi-${n++}.mjs`);
+    writeFileSync(file, src.replaceAll('@@TMA_HOOK@@', hook));
+    const handlers = new Map<string, (e: unknown, ctx: unknown) => Promise<void>>();
+    const mod = (await import(pathToFileURL(file).href)) as { default(pi: unknown): void };
+    const before = process.env.TMUX_PANE;
+    process.env.TMUX_PANE = '%9';
+    try {
+      mod.default({ on: (name: string, h: (e: unknown, ctx: unknown) => Promise<void>) => handlers.set(name, h) });
+    } finally {
+      if (before === undefined) delete process.env.TMUX_PANE;
+      else process.env.TMUX_PANE = before;
+    }
+    await handlers.get('before_agent_start')!({}, {});
+    await handlers.get('agent_settled')!({}, {});
+    expect(await hookLines(3)).toEqual(['before_agent_start', 'agent_settled', 'context']);
   });
 });

@@ -1,6 +1,6 @@
-// Our OpenCode and pi bridges, run by node against a fake plugin host: the hook calls they make for one
-// pane land in the order OpenCode sent the events, and the reply route it serves answers each
-// permission request at most once through the in-process client OpenCode hands plugins.
+// Our OpenCode and pi bridges, run by node against a fake plugin host: the hook calls each makes
+// for its pane land in the order the agent sent the events, and the OpenCode bridge's reply route
+// answers each permission request at most once through the in-process client OpenCode hands plugins.
 
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';

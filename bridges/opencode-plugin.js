@@ -27,13 +27,17 @@ function runHook(token, payload) {
     };
     try {
       const child = spawn(HOOK, ['opencode', token], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
-      timer = setTimeout(done, HOOK_TIMEOUT_MS);
+      // Held until it ends, so the agent quitting does not drop the events still queued; one
+      // that hangs is let go after the timeout and the queue moves on.
+      timer = setTimeout(() => {
+        child.unref();
+        done();
+      }, HOOK_TIMEOUT_MS);
       timer.unref?.();
       child.on('error', done);
       child.on('close', done);
       child.stdin.on('error', () => {});
       child.stdin.end(JSON.stringify(payload));
-      child.unref();
     } catch {
       done(); // the hook is best effort
     }
@@ -107,7 +111,9 @@ async function answer(client, sessionID, requestID, reply) {
 export const TmaBridge = async (input) => {
   // Which session asked each open request: the in-process reply route needs it.
   const sessions = new Map();
-  const endpoint = input?.client ? await replyServer(input.client, sessions) : '';
+  // A host that hands no client (an older OpenCode) is left to answer on the URL it named.
+  const named = typeof input?.serverUrl === 'string' || input?.serverUrl instanceof URL ? String(input.serverUrl).replace(/\/$/, '') : '';
+  const endpoint = input?.client ? await replyServer(input.client, sessions) : named;
   if (!announced) {
     announced = true;
     forward('session-start', { session_id: '', api_endpoint: endpoint });

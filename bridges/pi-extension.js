@@ -25,13 +25,17 @@ function runHook(kind, payload) {
     };
     try {
       const child = spawn(HOOK, ['pi', kind], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
-      timer = setTimeout(done, HOOK_TIMEOUT_MS);
+      // Held until it ends, so the agent quitting does not drop the events still queued; one
+      // that hangs is let go after the timeout and the queue moves on.
+      timer = setTimeout(() => {
+        child.unref();
+        done();
+      }, HOOK_TIMEOUT_MS);
       timer.unref?.();
       child.on('error', done);
       child.on('close', done);
       child.stdin.on('error', () => {});
       child.stdin.end(JSON.stringify(payload));
-      child.unref();
     } catch {
       done(); // the hook is best effort
     }

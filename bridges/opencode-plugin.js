@@ -1,28 +1,119 @@
 // tma OpenCode bridge — written by `tma install-hooks opencode`; `tma install-hooks opencode
 // --uninstall` removes it. It turns OpenCode's plugin events into tma-hook calls so tma knows when
-// this session is working, waiting for you, or done. Edits are overwritten on the next install.
+// this session is working, waiting for you, or done, and lets `tma act approve|deny` answer a
+// permission request. Edits are overwritten on the next install.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
 
 const HOOK = "@@TMA_HOOK@@";
+// A hook that hangs must not hold back the events behind it for ever.
+const HOOK_TIMEOUT_MS = 5000;
 let announced = false;
 
-// Fire and forget: the payload goes in on stdin, nothing comes back, and no failure reaches OpenCode.
+// One hook process at a time, in the order OpenCode sent the events: a `replied` for one request
+// must never land after the `asked` of the next. Nothing comes back and no failure reaches OpenCode.
+let queue = Promise.resolve();
 function forward(token, payload) {
-  try {
-    const child = spawn(HOOK, ['opencode', token], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
-    child.on('error', () => {});
-    child.stdin.on('error', () => {});
-    child.stdin.end(JSON.stringify(payload));
-    child.unref();
-  } catch {
-    // the hook is best effort
-  }
+  queue = queue.then(() => runHook(token, payload));
+}
+
+function runHook(token, payload) {
+  return new Promise((resolve) => {
+    let timer;
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    try {
+      const child = spawn(HOOK, ['opencode', token], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+      // Held until it ends, so the agent quitting does not drop the events still queued; one
+      // that hangs is let go after the timeout and the queue moves on.
+      timer = setTimeout(() => {
+        child.unref();
+        done();
+      }, HOOK_TIMEOUT_MS);
+      timer.unref?.();
+      child.on('error', done);
+      child.on('close', done);
+      child.stdin.on('error', () => {});
+      child.stdin.end(JSON.stringify(payload));
+    } catch {
+      done(); // the hook is best effort
+    }
+  });
 }
 
 const sessionOf = (o) => (o && typeof o.sessionID === 'string' ? o.sessionID : '');
+const requestOf = (o) => (typeof o.requestID === 'string' ? o.requestID : typeof o.id === 'string' ? o.id : '');
+
+// The reply endpoint. A plainly started OpenCode listens on no port (the `serverUrl` it hands
+// plugins names one nobody serves; its `client` talks to the server in-process), so the bridge
+// serves the one route `tma act` needs, on loopback, behind a random path only the pane's own
+// options know, and answers through that in-process client. Each request is answered at most
+// once: a second reply for it is told the request is gone, without reaching OpenCode.
+function replyServer(client, sessions) {
+  const secret = randomBytes(16).toString('hex');
+  const answered = new Set();
+  const route = new RegExp(`^/${secret}/permission/([^/]+)/reply$`);
+  const server = createServer((req, res) => {
+    const end = (status, body) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    const m = route.exec(req.url ?? '');
+    if (req.method !== 'POST' || m === null) return end(404, { error: 'not found' });
+    let raw = '';
+    req.setEncoding('utf8');
+    req.on('data', (c) => {
+      if (raw.length < 4096) raw += c;
+    });
+    req.on('end', async () => {
+      let requestID;
+      let reply;
+      try {
+        requestID = decodeURIComponent(m[1]);
+        reply = JSON.parse(raw).reply;
+      } catch {
+        return end(400, { error: 'bad request' });
+      }
+      if (reply !== 'once' && reply !== 'always' && reply !== 'reject') return end(400, { error: 'bad reply' });
+      const sessionID = sessions.get(requestID);
+      if (sessionID === undefined || answered.has(requestID)) return end(404, { error: 'request gone' });
+      answered.add(requestID);
+      sessions.delete(requestID);
+      end(...(await answer(client, sessionID, requestID, reply)));
+    });
+  });
+  return new Promise((resolve) => {
+    server.on('error', () => resolve(''));
+    server.listen(0, '127.0.0.1', () => {
+      server.unref();
+      resolve(`http://127.0.0.1:${server.address().port}/${secret}`);
+    });
+  });
+}
+
+async function answer(client, sessionID, requestID, reply) {
+  try {
+    const r =
+      typeof client?.postSessionIdPermissionsPermissionId === 'function'
+        ? await client.postSessionIdPermissionsPermissionId({ path: { id: sessionID, permissionID: requestID }, body: { response: reply } })
+        : await client.permission.reply({ requestID, reply });
+    const status = r?.response?.status ?? (r?.error ? 500 : 200);
+    if (status >= 200 && status < 300) return [200, { replied: true }];
+    return [status === 404 ? 404 : 502, { error: `OpenCode answered HTTP ${status}` }];
+  } catch (e) {
+    return [502, { error: `OpenCode refused the reply: ${e?.message ?? e}` }];
+  }
+}
 
 export const TmaBridge = async (input) => {
-  const endpoint = typeof input?.serverUrl === 'string' || input?.serverUrl instanceof URL ? String(input.serverUrl).replace(/\/$/, '') : '';
+  // Which session asked each open request: the in-process reply route needs it.
+  const sessions = new Map();
+  // A host that hands no client (an older OpenCode) is left to answer on the URL it named.
+  const named = typeof input?.serverUrl === 'string' || input?.serverUrl instanceof URL ? String(input.serverUrl).replace(/\/$/, '') : '';
+  const endpoint = input?.client ? await replyServer(input.client, sessions) : named;
   if (!announced) {
     announced = true;
     forward('session-start', { session_id: '', api_endpoint: endpoint });
@@ -45,16 +136,28 @@ export const TmaBridge = async (input) => {
           forward('stop', { session_id });
           break;
         case 'permission.asked':
-        case 'permission.updated':
+        case 'permission.updated': {
+          const request_id = requestOf(props);
+          if (request_id !== '') sessions.set(request_id, session_id);
+          const permission = typeof props.permission === 'string' ? props.permission : typeof props.type === 'string' ? props.type : '';
+          // What is asked, as the tool and the patterns it wants (the command for a shell call,
+          // the directory for one outside the project), so the hook alone can say it.
+          const patterns = Array.isArray(props.patterns) ? props.patterns.filter((p) => typeof p === 'string') : [];
           forward('permission-required', {
             session_id,
-            permission: typeof props.permission === 'string' ? props.permission : typeof props.type === 'string' ? props.type : '',
-            request_id: typeof props.requestID === 'string' ? props.requestID : typeof props.id === 'string' ? props.id : '',
+            permission,
+            request_id,
+            ...(permission !== '' && patterns.length ? { tool_name: permission, tool_input: { pattern: patterns } } : {}),
           });
           break;
-        case 'permission.replied':
-          forward('permission-replied', { session_id });
+        }
+        case 'permission.replied': {
+          // Names the request it answered, so it clears that request and never the next one.
+          const request_id = requestOf(props);
+          sessions.delete(request_id);
+          forward('permission-replied', { session_id, request_id });
           break;
+        }
         default:
           break;
       }

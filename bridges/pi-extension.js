@@ -6,17 +6,40 @@ import { spawn } from 'node:child_process';
 const HOOK = "@@TMA_HOOK@@";
 const EVENTS = ['session_start', 'before_agent_start', 'tool_execution_start', 'agent_settled', 'session_shutdown'];
 
-// Fire and forget: stdin carries the payload; errors never reach pi.
+// A hook that hangs must not hold back the events behind it for ever.
+const HOOK_TIMEOUT_MS = 5000;
+
+// One hook process at a time, in the order pi sent the events, so a turn's end never lands before
+// its start. stdin carries the payload; errors never reach pi.
+let queue = Promise.resolve();
 function forward(kind, payload) {
-  try {
-    const child = spawn(HOOK, ['pi', kind], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
-    child.on('error', () => {});
-    child.stdin.on('error', () => {});
-    child.stdin.end(JSON.stringify(payload));
-    child.unref();
-  } catch {
-    // the hook is best effort
-  }
+  queue = queue.then(() => runHook(kind, payload));
+}
+
+function runHook(kind, payload) {
+  return new Promise((resolve) => {
+    let timer;
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    try {
+      const child = spawn(HOOK, ['pi', kind], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+      // Held until it ends, so the agent quitting does not drop the events still queued; one
+      // that hangs is let go after the timeout and the queue moves on.
+      timer = setTimeout(() => {
+        child.unref();
+        done();
+      }, HOOK_TIMEOUT_MS);
+      timer.unref?.();
+      child.on('error', done);
+      child.on('close', done);
+      child.stdin.on('error', () => {});
+      child.stdin.end(JSON.stringify(payload));
+    } catch {
+      done(); // the hook is best effort
+    }
+  });
 }
 
 function sessionId(ctx) {

@@ -57,8 +57,6 @@ export interface AssembleOptions {
   log: LineLog;
   /** Runs a hub's act request on this host; default: the broker under the `[remote]` policy. */
   onAct?: (req: ActRequest, engines: ServerEngines) => Promise<ActResult>;
-  /** Whether prompt text travels when `[remote] share_prompt` is unset (a hub's own collector: yes). */
-  sharePromptDefault?: boolean;
 }
 
 /**
@@ -74,12 +72,11 @@ export function heartbeatOverride(env: NodeJS.ProcessEnv): number | undefined {
 }
 
 /**
- * `[remote] share_prompt` (added with prompt forwarding): read without depending on its exact
- * settled name, and false unless it is plainly true.
+ * `[remote] share_prompt`: what a prompt asks travels to the hub unless the host turns it off,
+ * so a person approving from the page or the fleet CLI sees what they approve.
  */
 function sharesPrompts(config: Config): boolean {
-  const r = config.remote as Record<string, unknown>;
-  return r.sharePrompt === true || r.share_prompt === true;
+  return config.remote.sharePrompt !== false;
 }
 
 export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<CollectorParts> {
@@ -129,7 +126,7 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
     onAct: (req: ActRequest) => (o.onAct ? o.onAct(req, engines) : remoteAct(req)),
     heartbeatMs: heartbeatOverride(env),
     log,
-    sharePrompt: config.remote.sharePrompt ?? o.sharePromptDefault ?? false,
+    sharePrompt: sharesPrompts(config),
     onLive: () => outbox.flush(),
     onNotifyAck: (ids) => outbox.ack(ids),
   });

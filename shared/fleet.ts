@@ -34,12 +34,14 @@ export interface HostStatus {
   clock_offset_ms: number | null;
   /** agent → action → lane the host announced ("*" = any agent); null from older collectors. */
   actions_by_agent: Record<string, Record<string, 'keys' | 'api' | 'exec'>> | null;
+  /** Whether the host shares what its prompts ask (`[remote] share_prompt`); null from older collectors. */
+  shares_prompt: boolean | null;
 }
 
 export const HOST_STATUS_KEYS = [
   'host', 'transport', 'reachable', 'stale', 'last_seen_ms', 'reason', 'collector_version', 'servers', 'actions_allowed', 'schema',
   'last_refusal',
-  'clock_offset_ms', 'actions_by_agent',
+  'clock_offset_ms', 'actions_by_agent', 'shares_prompt',
 ] as const satisfies readonly (keyof HostStatus)[];
 
 export interface FleetDocument {

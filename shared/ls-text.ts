@@ -12,6 +12,19 @@ export function lsTextLine(r: AgentRow): string {
   ].join('\t');
 }
 
+/** Said where a host keeps what its prompts ask (`[remote] share_prompt = false`). */
+export const NOT_SHARED = 'not shared by this host';
+
+/**
+ * What a blocked fleet row asks: its host's one-line summary, or that the host does not share it;
+ * '' for a row that asks nothing (or a host that shares but had nothing to say).
+ */
+export function fleetAsks(r: Pick<AgentRow, 'state' | 'pending_summary'>, host: { shares_prompt: boolean | null } | undefined): string {
+  if (r.state !== 'blocked') return '';
+  if (r.pending_summary) return r.pending_summary;
+  return host?.shares_prompt === false ? NOT_SHARED : '';
+}
+
 /** Fleet rows have no title: it never leaves its host. */
 export function fleetLsTextLine(r: Omit<AgentRow, 'title'>): string {
   return [

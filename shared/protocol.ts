@@ -58,6 +58,8 @@ export const helloFrame = z.strictObject({
    * for every agent): lets a hub offer only what this host would fire.
    */
   actions_by_agent: z.record(z.string().regex(/^[A-Za-z0-9._*-]+$/).max(64), z.record(z.string().regex(/^[a-z0-9_-]+$/), actionLane)).optional(),
+  /** Whether this host's rows carry what a prompt asks (`[remote] share_prompt`); absent from older collectors. */
+  share_prompt: z.boolean().optional(),
 });
 
 export const welcomeFrame = z.strictObject({

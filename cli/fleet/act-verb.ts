@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { severity } from '../../collector/act/outcome.js';
 import type { FleetDocument, FleetRow } from '../../shared/fleet.js';
 import { actResultSchema, type ActResult } from '../../shared/protocol.js';
+import { fleetAsks } from '../../shared/ls-text.js';
 import { toJsonLine } from '../../shared/row.js';
 import { isEmptySelector } from '../../shared/selectors.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
@@ -171,6 +172,12 @@ export function planFleetAct(p: Parsed): Plan {
   return { action, all, pane, server, given: { ...b, slot } };
 }
 
+/** What the answered row asked, as its host shared it (or that it did not), after the note. */
+function askedNote(row: FleetRow, doc: FleetDocument): string {
+  const asks = fleetAsks(row, doc.hosts.find((h) => h.host === row.host));
+  return asks === '' ? '' : ` (asked: ${asks})`;
+}
+
 type Sent = { kind: 'result'; result: ActResult } | { kind: 'fail'; code: number; message: string };
 
 async function send(t: HubTarget, body: ActBody): Promise<Sent> {
@@ -213,7 +220,7 @@ export async function main(p: Parsed): Promise<number> {
       if (sent.kind === 'fail') throw new ExitError(sent.message, sent.code);
       const r = sent.result;
       const n = remoteNote(r, body.slot);
-      if (n !== null) process.stderr.write(`tma: ${n}\n`);
+      if (n !== null) process.stderr.write(`tma: ${n}${askedNote(picked.row, doc)}\n`);
       if (json) process.stdout.write(`${toJsonLine(remoteResultObject(r))}\n`);
       return r.exit_code;
     }
@@ -235,7 +242,7 @@ export async function main(p: Parsed): Promise<number> {
         };
       }
       const n = remoteNote(r, body.slot);
-      if (n !== null) process.stderr.write(`tma: ${n}\n`);
+      if (n !== null) process.stderr.write(`tma: ${n}${askedNote(row, doc)}\n`);
       results.push(r);
     }
     if (json) process.stdout.write(`${toJsonLine(remoteEnvelope(results))}\n`);

@@ -3,7 +3,7 @@
 // and server columns.
 
 import type { FleetDocument, FleetRow } from '../../shared/fleet.js';
-import { fleetLsTextLine } from '../../shared/ls-text.js';
+import { fleetAsks, fleetLsTextLine } from '../../shared/ls-text.js';
 import { rowsDocument, singleRowDocument, toJsonLine } from '../../shared/row.js';
 import { countRows, statusJson, statusPlain, statusProm, statusTmux } from '../../shared/status-format.js';
 import { Waiter } from '../../shared/wait.js';
@@ -30,7 +30,11 @@ export async function ls(p: Parsed): Promise<number> {
     const pane = str(p.opts.pane);
     const rows = pane ? doc.agents.filter((r) => r.pane === pane) : doc.agents;
     if (flag(p.opts.json)) process.stdout.write(`${toJsonLine({ ...doc, agents: rows })}\n`);
-    else for (const r of rows) process.stdout.write(`${fleetLsTextLine(r)}${r.stale ? '\tstale' : ''}\n`);
+    else {
+      // The fleet form ends with what a blocked row asks, so a person sees what they would approve.
+      const hosts = new Map(doc.hosts.map((h) => [h.host, h]));
+      for (const r of rows) process.stdout.write(`${fleetLsTextLine(r)}\t${fleetAsks(r, hosts.get(r.host))}${r.stale ? '\tstale' : ''}\n`);
+    }
     return 0;
   });
 }

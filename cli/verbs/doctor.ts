@@ -2,6 +2,7 @@
 
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { approveReach, type ApproveReach } from '../../collector/act/approve-reach.js';
 import { loadActionSet } from '../../collector/core/action-manifest.js';
 import { MULTIPLEXER_COMMANDS, REMOTE_COMMANDS } from '../../collector/core/identity.js';
 import { normalizeComm } from '../../collector/core/proc.js';
@@ -25,7 +26,7 @@ function below(version: string | null, min: string): boolean {
   return (a[0] ?? 0) < (b[0] ?? 0) || ((a[0] ?? 0) === (b[0] ?? 0) && (a[1] ?? 0) < (b[1] ?? 0));
 }
 
-function agentEntry(p: SurveyedPane, now: number, wiring: Map<string, string>) {
+function agentEntry(p: SurveyedPane, now: number, wiring: Map<string, string>, reach: ApproveReach | null) {
   const id = p.identity?.kind === 'agent' ? p.identity : null;
   const name = id?.manifest.name ?? p.rec.options['@agent_name'] ?? '';
   const registered = p.rec.options['@agent_session'] !== undefined;
@@ -44,10 +45,13 @@ function agentEntry(p: SurveyedPane, now: number, wiring: Map<string, string>) {
     hooks_wired: hookStatus === 'wired',
     model: p.rec.options['@agent_model'] ?? null,
     window_covered: null,
-    endpoint_ok: null,
+    // Only the API lane has an endpoint to be right or wrong about.
+    endpoint_ok: reach?.lane === 'api' ? reach.reachable : null,
     hook_demoted: false,
     tier: hookStatus === 'wired' ? 2 : 1,
     tier_reason: hookStatus === 'wired' ? null : hookStatus === 'hookless' ? 'agent has no hook integration' : 'no hook event seen from this pane',
+    approve_reachable: reach?.reachable ?? false,
+    approve_reason: reach === null ? 'no agent identified on this pane' : reach.reason,
   };
 }
 
@@ -74,6 +78,14 @@ export async function main(p: Parsed): Promise<number> {
       // Aged from when tmux answered: the collector may have renewed its heartbeat since `now`.
       const watchOuts = await local.engine.runner.runChain(WATCH_QUERIES);
       const watch = watchReport(watchOuts, Date.now(), local.config.fold.freshnessMs);
+      // Whether an approve could reach each agent pane (the API lane's endpoint is tried, in parallel).
+      const reaches = await Promise.all(
+        agents.map((x) => {
+          const name = x.identity?.kind === 'agent' ? x.identity.manifest.name : (x.rec.options['@agent_name'] ?? '');
+          if (!actions.ok || name === '') return null;
+          return approveReach(actions.actions, name, x.rec.options['@agent_api_endpoint'] ?? null, local.config.apiBase);
+        }),
+      );
       const doc = {
         schema: 1,
         tmux: { version: s.tmuxVersion, min_version: MIN_TMUX, below_min: below(s.tmuxVersion, MIN_TMUX) },
@@ -93,7 +105,7 @@ export async function main(p: Parsed): Promise<number> {
         remote_panes: remote.map((x) => ({ pane: x.rec.paneId, locator: x.locator, command: x.rec.currentCommand, stamped: x.stamp !== null })),
         ignored_panes: ignored.map((x) => ({ pane: x.rec.paneId, locator: x.locator, value: x.rec.options['@agent_ignore'] ?? '' })),
         stamp_issues: stampIssues.map((x) => ({ pane: x.rec.paneId, locator: x.locator, problem: x.problem! })),
-        agents: agents.map((x) => agentEntry(x, now, wiring)),
+        agents: agents.map((x, i) => agentEntry(x, now, wiring, reaches[i]!)),
         actions: actions.ok
           ? { ok: actions.actions.length, issues: [] }
           : { ok: 0, issues: actions.issues.map((i) => ({ file: i.file, problem: i.problem })) },
@@ -145,7 +157,8 @@ function renderText(d: Doc): string {
   out.push(`panes (${d.agents.length}):`);
   for (const a of d.agents) {
     out.push(`  ${a.pane} ${a.locator} ${a.agent}: ${a.state ?? 'not stamped'}${a.source ? ` via ${a.source}` : ''}` +
-      `${a.evidence_age_ms !== null ? `, evidence ${Math.round(a.evidence_age_ms / 1000)}s old` : ''}; hooks ${a.hook_status}, tier ${a.tier}`);
+      `${a.evidence_age_ms !== null ? `, evidence ${Math.round(a.evidence_age_ms / 1000)}s old` : ''}; hooks ${a.hook_status}, tier ${a.tier}` +
+      `; approve ${a.approve_reachable ? 'can reach it' : `cannot: ${a.approve_reason}`}`);
   }
   return `${out.join('\n')}\n`;
 }

@@ -144,7 +144,7 @@ export async function main(p: Parsed): Promise<number> {
       const collectorArgs: Parsed = { ...p, globals: { ...p.globals, config: undefined } };
       const host = hostName().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 253) || 'localhost';
       const log: LineLog = (line, lvl = 'info') => hub.logger[lvl]({ host }, `local collector: ${line}`);
-      const { publisher, engines } = await assembleCollector(collectorArgs, { host, intervalMs: 1000, idleMs: IDLE_SWEEP_MS, sweepMs: WATCHED_SWEEP_MS, env, log, sharePromptDefault: true });
+      const { publisher, engines } = await assembleCollector(collectorArgs, { host, intervalMs: 1000, idleMs: IDLE_SWEEP_MS, sweepMs: WATCHED_SWEEP_MS, env, log });
       const local = attachLocalCollector(hub, publisher, host);
       await engines.start();
       stopLocal = () => {

@@ -9,6 +9,14 @@ export function replyUrl(endpoint: string, requestId: string): string {
   return `${endpoint.replace(/\/+$/, '')}/permission/${encodeURIComponent(requestId)}/reply`;
 }
 
+function hostOf(endpoint: string): string {
+  try {
+    return new URL(endpoint).host;
+  } catch {
+    return endpoint;
+  }
+}
+
 export async function replyPermission(endpoint: string, requestId: string, reply: ApiReply, timeoutMs: number): Promise<ApiEnd> {
   let res: Response;
   try {
@@ -20,7 +28,11 @@ export async function replyPermission(endpoint: string, requestId: string, reply
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (e) {
-    return { kind: 'error', message: `API request failed: ${(e as Error).message}` };
+    // Nothing answered: most often an endpoint an older OpenCode plugin reported (the placeholder
+    // a plainly started OpenCode hands plugins), which a current plugin replaces with its own.
+    const cause = (e as { cause?: { code?: string } }).cause?.code;
+    const hint = cause === 'ECONNREFUSED' ? `; nothing listens at ${hostOf(endpoint)} (tma install-hooks opencode, then restart OpenCode)` : '';
+    return { kind: 'error', message: `API request failed: ${(e as Error).message}${hint}` };
   }
   // Drain so the socket is released promptly.
   await res.arrayBuffer().catch(() => undefined);

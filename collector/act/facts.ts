@@ -1,7 +1,7 @@
 // One pane as the broker sees it: the same fields a poll cycle reads, for that pane alone, plus
 // the lock. Read once before the gate and again under the lock.
 
-import { promptIdFromOption } from '../core/prompt-id.js';
+import { currentPromptId } from '../core/prompt-id.js';
 import { decodeStamp, episodeAt, KEY } from '../core/store-codec.js';
 import { renderLockRead } from '../core/stamp-render.js';
 import type { StampedState } from '../core/types.js';
@@ -58,7 +58,7 @@ export function factsFromRecord(rec: PaneRecord, lock: string): PaneFacts {
     permissionRequest: o[KEY.permissionRequest] ?? null,
     apiEndpoint: o[KEY.apiEndpoint] ?? null,
     lock,
-    promptId: stamp?.state === 'blocked' ? promptIdFromOption(o['@tma_prompt_id'], stamp.since) : null,
+    promptId: stamp?.state === 'blocked' ? currentPromptId(o, stamp.since) : null,
     answered: o['@tma_answered'] ?? null,
     pendingSummary: stamp?.state === 'blocked' ? o['@agent_pending_summary'] ?? null : null,
   };

@@ -33,7 +33,7 @@ export interface Config {
   tmuxBin: string | null;
   notify: { fromEvent: boolean; on: ('blocked' | 'done')[] } & NotifySettings;
   apiBase: Record<string, string>;
-  /** `sharePrompt`: `[remote] share_prompt`; null = unset (a hub's own collector then shares). */
+  /** `sharePrompt`: `[remote] share_prompt`; null = unset, which shares (only `false` keeps it on the host). */
   remote: { allowActions: string[] | null; allowExec: boolean; sharePrompt?: boolean | null };
   /** `[status]`: per-class glyph and colour overrides for `tma status`. */
   status: StatusStyles;

@@ -249,18 +249,23 @@ export type PermissionRequestUpdate = { kind: 'set'; id: string } | { kind: 'uns
 
 /**
  * What happens to @agent_permission_request. A reply clears it unless it provably belongs to a
- * different session; a blocked stamp records a well-formed request id; leaving blocked clears it.
+ * different session or names another request than the stored one (`current`): the reply to
+ * request 1 must never clear request 2. A blocked stamp records a well-formed request id;
+ * leaving blocked clears it.
  */
 export function permissionRequestUpdate(
   kind: string,
   decision: EventDecision,
   payload: string,
   stored: StampedState | null,
+  current: string | null = null,
 ): PermissionRequestUpdate {
   if (kind === 'permission-replied') {
     const owner = stored?.session ?? null;
     const session = eventSession(payload);
-    return owner !== null && session !== null && owner !== session ? { kind: 'none' } : { kind: 'unset' };
+    if (owner !== null && session !== null && owner !== session) return { kind: 'none' };
+    const answered = topLevel(payload)?.['request_id'];
+    return typeof answered === 'string' && answered !== '' && current !== null && answered !== current ? { kind: 'none' } : { kind: 'unset' };
   }
   if (decision.kind !== 'stamp') return { kind: 'none' };
   if (decision.state === 'working' || decision.state === 'idle') return { kind: 'unset' };

@@ -44,6 +44,23 @@ export function promptId(p: PromptParts): string {
   return fnv1a64(text).toString(16).padStart(16, '0');
 }
 
+/**
+ * The id of a prompt the agent itself named (`@agent_permission_request`, from its hook): that
+ * name, not the screen, is the prompt's identity, so two requests are never one prompt and the
+ * id is known the moment the hook lands, before any look at the screen. The episode start goes in
+ * so a request id left over from another episode never names this one.
+ */
+export function requestPromptId(requestId: string, since: number): string {
+  return fnv1a64(['request', requestId, String(since)].join('\u0000')).toString(16).padStart(16, '0');
+}
+
+/** The prompt_id a blocked pane shows, as every reader derives it from the pane's options. */
+export function currentPromptId(options: Partial<Record<string, string>>, since: number): string | null {
+  const request = options['@agent_permission_request'];
+  if (request !== undefined && request !== '') return requestPromptId(request, since);
+  return promptIdFromOption(options['@tma_prompt_id'], since);
+}
+
 // The pane option that carries the id between processes (`@tma_prompt_id`): `<since>:<id>`. The
 // episode start is kept next to it so a value left over from an earlier episode is never read as
 // the current prompt's.

@@ -130,7 +130,7 @@ export async function intakeEvent(input: EventInput): Promise<EventOutcome> {
     if (extras.model !== null) cmds.push(['set-option', '-p', '-t', pane, KEY.model, extras.model]);
     if (extras.apiEndpoint !== null) cmds.push(['set-option', '-p', '-t', pane, KEY.apiEndpoint, extras.apiEndpoint]);
   }
-  const req = permissionRequestUpdate(kind, decision, payload, stored);
+  const req = permissionRequestUpdate(kind, decision, payload, stored, rec.options['@agent_permission_request'] ?? null);
   if (req.kind === 'set') cmds.push(companion(KEY.permissionRequest, req.id));
   if (req.kind === 'unset' && rec.options['@agent_permission_request'] !== undefined) cmds.push(clear(KEY.permissionRequest));
 

@@ -3,7 +3,7 @@
 // only meaningful while the pane is blocked; the row reads them only then.
 
 import { oneLineSummary } from '../core/pending-text.js';
-import { blockedRuleSaw, formatPromptOption, parseAnswered, promptId, promptIdFromOption, screenSummaryRaw } from '../core/prompt-id.js';
+import { blockedRuleSaw, formatPromptOption, parseAnswered, promptId, promptIdFromOption, requestPromptId, screenSummaryRaw } from '../core/prompt-id.js';
 import type { TmuxCommand } from '../core/stamp-render.js';
 import type { AgentManifest, Snapshot, StampedState } from '../core/types.js';
 import type { PaneRecord } from './pane-list.js';
@@ -56,8 +56,12 @@ export function promptWrites(
   const stored = held !== null && held.since === stamp.since ? held.id : promptIdFromOption(o[PROMPT_KEY], stamp.since);
   // Held blocked while no blocked rule matches (a repaint in progress, a hook claim): the prompt
   // is the one last identified in this episode, never a new one nobody has seen.
+  // A request the agent named is the prompt, whatever the screen shows (see requestPromptId).
+  const request = o['@agent_permission_request'];
   const id =
-    seen === null && stored !== null
+    request !== undefined && request !== ''
+      ? requestPromptId(request, stamp.since)
+      : seen === null && stored !== null
       ? stored
       : promptId({
           agent: manifest.name,

@@ -2,7 +2,7 @@
 // agent row every surface shows.
 
 import type { AgentRow } from '../../shared/row.js';
-import { promptIdFromOption } from '../core/prompt-id.js';
+import { currentPromptId } from '../core/prompt-id.js';
 import { episodeAt } from '../core/store-codec.js';
 import type { StampedState } from '../core/types.js';
 import { locatorOf, type PaneRecord } from './pane-list.js';
@@ -72,6 +72,6 @@ export function rowOf(rec: PaneRecord, stamp: StampedState, agent: string, ctx: 
     pending_summary: pending(o['@agent_pending_summary']),
     server: ctx.server,
     host: ctx.host,
-    prompt_id: blocked ? promptIdFromOption(o['@tma_prompt_id'], stamp.since) : null,
+    prompt_id: blocked ? currentPromptId(o, stamp.since) : null,
   };
 }

@@ -1,6 +1,6 @@
 // What a hub may offer on each agent's panes: of the actions this host opens to a hub, the ones
 // that have a way to reach that agent. A page that knows this does not show an Approve the host
-// would refuse as wrong-agent (a Gemini pane has no approve keys; OpenCode answers only by API).
+// would refuse as wrong-agent (a pane of an agent with no keys for it; OpenCode answers only by API).
 
 import type { ActionManifest } from '../core/action-manifest.js';
 import type { ActionLane } from '../../shared/protocol.js';

@@ -41,7 +41,7 @@ export interface PublisherOptions {
   ringBytes?: number;
   maxFrameBytes?: number;
   log?: LineLog;
-  /** `[remote] share_prompt`: pending call and summary travel too. */
+  /** `[remote] share_prompt` (default yes): pending call and summary travel too. */
   sharePrompt?: boolean;
   /** A link was brought up to date (notifications waiting for a hub go out now). */
   onLive?: () => void;
@@ -79,7 +79,7 @@ type Sequenced = { type: 'delta'; server: string; incarnation: string; upserts: 
  * anything is framed: agent-printed text (pending call and summary), transcript paths, and the
  * agent's session id, which can resume its conversation (spec: treat it as a secret).
  */
-export function hostOnlyCleared(row: ProtocolRow, sharePrompt = false): ProtocolRow {
+export function hostOnlyCleared(row: ProtocolRow, sharePrompt = true): ProtocolRow {
   const base = { ...protocolRowObject(row), session: null, transcript: null };
   return sharePrompt ? base : { ...base, pending_call: null, pending_summary: null };
 }
@@ -142,6 +142,8 @@ export class Publisher {
       actions_allowed: [...this.opts.allowedActions],
       at: this.now(),
       ...(this.opts.actionsByAgent ? { actions_by_agent: this.opts.actionsByAgent } : {}),
+      // So a hub can say "not shared by this host" rather than a bare "permission".
+      share_prompt: this.opts.sharePrompt ?? true,
     });
   }
 
@@ -155,7 +157,7 @@ export class Publisher {
 
   /** A server's rows after a cycle. Only what changed is sent. */
   update(server: string, incarnation: string, rows: readonly ProtocolRow[]): void {
-    const clean = rows.map((r) => hostOnlyCleared(r, this.opts.sharePrompt ?? false));
+    const clean = rows.map((r) => hostOnlyCleared(r, this.opts.sharePrompt ?? true));
     const prev = this.servers.get(server);
     if (!prev || prev.incarnation !== incarnation) {
       this.servers.set(server, { incarnation, rows: viewOf(clean) });

@@ -20,7 +20,7 @@ export interface HostNotifierOptions {
   sinks: Pick<HostSinks, 'fire'>;
   /** Where fleet events go (a hub outbox); absent: this host only. */
   fleet?: (event: FleetNotification) => void;
-  /** `[remote] share_prompt`: the prompt summary may travel to a hub. */
+  /** `[remote] share_prompt`: the prompt summary may travel to a hub (default yes). */
   sharePrompt?: boolean;
   log?: LineLog;
 }
@@ -79,7 +79,7 @@ export class HostNotifier {
     if (f.row.muted) return;
     await this.o.sinks.fire(f, runner);
     if (!this.o.fleet) return;
-    const ev = fleetEvent(f, this.o.sharePrompt ?? false);
+    const ev = fleetEvent(f, this.o.sharePrompt ?? true);
     const key = paneKey(f.row.server, f.row.pane);
     const prior = f.trigger === 'blocked' ? this.open.get(key) : undefined;
     // A new blocked episode in the same run (its instant moved): the old one is over.

@@ -267,7 +267,7 @@ export class LinkSession {
     const { resumeFrom, reconnect } = this.o.store.hello(
       this.host,
       { transport: this.o.transport, epoch: f.epoch, collectorVersion: f.collector_version, actionsAllowed: f.actions_allowed,
-        actionsByAgent: f.actions_by_agent ?? null, at: f.at },
+        actionsByAgent: f.actions_by_agent ?? null, sharesPrompt: f.share_prompt ?? null, at: f.at },
       this.owner,
     );
     if (reconnect) this.o.metrics.reconnects++;

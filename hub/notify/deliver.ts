@@ -25,7 +25,12 @@ export class DeliveryError extends Error {}
 
 /** The JSON document webhook and command sinks receive. */
 export function batchDocument(sink: NotifySinkConfig, b: Batch): { schema: 1; sink: string; delivery: string; events: HubNotification[] } {
-  return { schema: 1, sink: sink.name, delivery: b.id, events: b.events };
+  return { schema: 1, sink: sink.name, delivery: b.id, events: sinkEvents(sink, b) };
+}
+
+/** What a prompt asks goes only to a sink that asked for it (`include_summary = true`). */
+function sinkEvents(sink: Pick<NotifySinkConfig, 'includeSummary'>, b: Batch): HubNotification[] {
+  return sink.includeSummary === true ? b.events : b.events.map((e) => (e.pending_summary === null ? e : { ...e, pending_summary: null }));
 }
 
 export async function deliver(sink: NotifySinkConfig, b: Batch, ctx: DeliverContext): Promise<void> {
@@ -65,14 +70,21 @@ const oneLine = (v: string | number | null | undefined): string => String(v ?? '
 const PRIORITY: Record<string, number> = { blocked: 4, done: 3, context_high: 3 };
 
 function verb(e: HubNotification): string {
-  if (e.trigger === 'blocked') return `is waiting for you${e.detail ? ` (${oneLine(e.detail)})` : ''}${e.pending_tool ? `: ${oneLine(e.pending_tool)}` : ''}`;
+  if (e.trigger === 'blocked') {
+    const asked = e.pending_summary ?? e.pending_tool;
+    return `is waiting for you${e.detail ? ` (${oneLine(e.detail)})` : ''}${asked ? `: ${oneLine(asked)}` : ''}`;
+  }
   if (e.trigger === 'done') return 'finished';
   return `context is at ${e.context_pct ?? '?'}%`;
 }
 
 /** What an ntfy notification says, and where a tap on it leads. */
-export function ntfyMessage(b: Batch, pageBase: string): { title: string; body: string; priority: number; click: string; tags: string } {
-  const ev = b.events;
+export function ntfyMessage(
+  b: Batch,
+  pageBase: string,
+  sink: Pick<NotifySinkConfig, 'includeSummary'> = {},
+): { title: string; body: string; priority: number; click: string; tags: string } {
+  const ev = sinkEvents(sink, b);
   const first = ev[0]!;
   const where = (e: HubNotification) => `${oneLine(e.host)} ${oneLine(e.locator)}`;
   const base = pageBase.replace(/\/+$/, '');
@@ -92,7 +104,7 @@ export function ntfyMessage(b: Batch, pageBase: string): { title: string; body: 
 }
 
 async function ntfy(sink: NotifySinkConfig, b: Batch, ctx: DeliverContext): Promise<void> {
-  const m = ntfyMessage(b, sink.pageUrl ?? ctx.hubUrl);
+  const m = ntfyMessage(b, sink.pageUrl ?? ctx.hubUrl, sink);
   await post(sink.url!, m.body, {
     'content-type': 'text/plain; charset=utf-8',
     Title: ascii(m.title),

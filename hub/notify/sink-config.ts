@@ -20,6 +20,8 @@ export const notifyEntry = z.strictObject({
   hosts: z.array(z.string().min(1)).optional(),
   /** ntfy: the fleet page's address, for the notification's click; default the hub's own. */
   page_url: httpUrl.optional(),
+  /** Carry what a prompt asks (`pending_summary`, when its host shares it); off unless said. */
+  include_summary: z.boolean().optional(),
 });
 export type RawNotifyEntry = z.infer<typeof notifyEntry>;
 
@@ -33,6 +35,8 @@ export interface NotifySinkConfig {
   on: FleetTrigger[];
   hosts: string[] | null;
   pageUrl: string | null;
+  /** `include_summary = true`: the sink gets `pending_summary`; absent, the key is null. */
+  includeSummary?: true;
 }
 
 export const DEFAULT_SINK_ON: FleetTrigger[] = ['blocked'];
@@ -75,6 +79,7 @@ export function settleNotifySinks(file: string, entries: RawNotifyEntry[], read:
       on: e.on ?? DEFAULT_SINK_ON,
       hosts: e.hosts ?? null,
       pageUrl: e.page_url ?? null,
+      ...(e.include_summary === true ? { includeSummary: true as const } : {}),
     };
   });
 }

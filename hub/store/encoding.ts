@@ -51,6 +51,7 @@ export function statusOf(h: HostRecord): HostStatus {
     last_refusal: h.lastRefusal ?? null,
     clock_offset_ms: h.lagMs === null ? null : h.lagMs === 0 ? 0 : -h.lagMs,
     actions_by_agent: h.actionsByAgent,
+    shares_prompt: h.sharesPrompt,
   });
 }
 

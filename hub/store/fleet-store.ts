@@ -62,6 +62,7 @@ export interface HelloInfo {
   actionsAllowed: string[];
   /** From the hello, when the collector sent them. */
   actionsByAgent?: HostStatus['actions_by_agent'];
+  sharesPrompt?: boolean | null;
   at?: number;
 }
 

@@ -28,6 +28,7 @@ export interface HostRecord {
   owner: object | null;
   actionsAllowed: string[];
   actionsByAgent: HostStatus['actions_by_agent'];
+  sharesPrompt: boolean | null;
   /** Hub clock minus the collector's heartbeat clock: transit plus skew. */
   lagMs: number | null;
   /** The collector's own last sent sequence, from its heartbeat. */
@@ -48,7 +49,7 @@ export function newHostRecord(host: string, transport: Transport): HostRecord {
   return {
     host, transport, reachable: false, synced: false, lastSeenMs: null, reason: null, collectorVersion: null,
     epoch: null, seq: null, servers: new Map(), pending: null, owner: null, actionsAllowed: [], lagMs: null,
-    sentSeq: null, lost: false, helloCount: 0, lastRefusal: null, actionsByAgent: null, pieces: null, statusText: null, statusBytes: null,
+    sentSeq: null, lost: false, helloCount: 0, lastRefusal: null, actionsByAgent: null, sharesPrompt: null, pieces: null, statusText: null, statusBytes: null,
   };
 }
 

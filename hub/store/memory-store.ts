@@ -156,6 +156,7 @@ export class MemoryFleetStore implements FleetStore {
     h.collectorVersion = info.collectorVersion;
     h.actionsAllowed = info.actionsAllowed.slice();
     h.actionsByAgent = info.actionsByAgent ?? null;
+    h.sharesPrompt = info.sharesPrompt ?? null;
     h.lastSeenMs = this.clock();
     h.pending = null;
     h.lagMs = info.at === undefined ? null : this.clock() - info.at;

@@ -1,7 +1,7 @@
 // Telling a person something needs them while the page is not in front of them: the tab title,
 // and (once they opt in) a browser notification and a short tone when a pane becomes blocked.
 
-import { classOf, rowKey, tabTitle } from './format.js';
+import { classOf, detailWord, rowKey, tabTitle } from './format.js';
 
 const PREF_KEY = 'tma-fleet-alerts';
 
@@ -42,7 +42,7 @@ export class Attention {
   }
 
   /** Note a new document: the title always, alerts for panes that just became blocked. */
-  observe(rows, needsCount) {
+  observe(rows, needsCount, hosts = []) {
     document.title = tabTitle(needsCount);
     const now = new Set(rows.filter((r) => classOf(r) === 'blocked' && !r.stale).map(rowKey));
     const fresh = this.blocked === null ? [] : rows.filter((r) => now.has(rowKey(r)) && !this.blocked.has(rowKey(r)));
@@ -51,7 +51,7 @@ export class Attention {
     this.tone();
     if (this.canNotify && Notification.permission === 'granted') {
       for (const r of fresh.slice(0, 3)) {
-        const what = [r.pending_summary, r.pending_tool, r.detail].find((x) => typeof x === 'string' && x) ?? 'blocked';
+        const what = [r.pending_summary, r.pending_tool, detailWord(r, hosts.find((h) => h.host === r.host))].find((x) => typeof x === 'string' && x) ?? 'blocked';
         // The tag folds repeats of the same pane into one notification.
         new Notification(`${r.agent} on ${r.host} needs you`, { body: `${r.locator || r.pane}: ${what}`, tag: rowKey(r) });
       }

@@ -23,15 +23,15 @@ export class Confirm {
     return this.pending !== null;
   }
 
-  /** Ask about `action` on `row` as shown; `fire(row, action)` runs on confirm. */
-  ask(row, action, fire) {
+  /** Ask about `action` on `row` (of `host`) as shown; `fire(row, action)` runs on confirm. */
+  ask(row, action, fire, host) {
     if (this.pending) this.close();
     this.pending = { row: { ...row }, key: rowKey(row), action, fire, changed: false };
     const verb = ACTION_VERB[action] ?? action;
     this.$('confirm-title').textContent = `${verb} ${row.agent} on ${row.host}?`;
     const repo = row.repo ? ` · ${row.repo}${row.branch ? ` @ ${row.branch}` : ''}` : '';
     this.$('confirm-where').textContent = `${row.locator || row.pane} (pane ${row.pane})${repo}`;
-    this.$('confirm-ask').textContent = askText(row) || `${classOf(row)}${row.detail ? ` · ${row.detail}` : ''}`;
+    this.$('confirm-ask').textContent = askText(row, host) || `${classOf(row)}${row.detail ? ` · ${row.detail}` : ''}`;
     this.$('confirm-changed').hidden = true;
     const go = this.$('confirm-go');
     go.textContent = verb;

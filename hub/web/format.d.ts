@@ -26,6 +26,7 @@ export interface PageHost {
   stale: boolean;
   actions_allowed?: string[];
   actions_by_agent?: Record<string, Record<string, string>> | null;
+  shares_prompt?: boolean | null;
   clock_offset_ms?: number | null;
   last_seen_ms?: number | null;
 }
@@ -43,7 +44,9 @@ export function countClasses(rows: readonly Pick<PageRow, 'state' | 'attention'>
 export function rowActions(row: Pick<PageRow, 'state' | 'detail' | 'stale' | 'agent' | 'permission_request'>, host: PageHost | undefined, role: string): string[];
 export const ACTION_VERB: Record<string, string>;
 export function actionLabel(action: string, row: Pick<PageRow, 'agent' | 'host' | 'locator' | 'pane'>): string;
-export function askText(row: PageRow): string;
+export const NOT_SHARED: string;
+export function askText(row: PageRow, host?: Pick<PageHost, 'shares_prompt'> | null): string;
+export function detailWord(row: Pick<PageRow, 'state' | 'detail'>, host?: Pick<PageHost, 'shares_prompt'> | null): string | null;
 export function ageMs(row: PageRow, host: PageHost | undefined, hubNow: number): number | null;
 export function needsYou<R extends PageRow>(rows: readonly R[], hostsByName: Map<string, PageHost>): R[];
 export function parseFilters(search: string): PageFilters;

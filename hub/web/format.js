@@ -50,12 +50,23 @@ export function actionLabel(action, row) {
 
 export const ACTION_VERB = { approve: 'Approve', deny: 'Deny', interrupt: 'Interrupt' };
 
-/** What the agent is asking: the host's one-line summary when it shares one, else tool and detail. */
-export function askText(row) {
+/** Said in place of the prompt's detail where its host keeps what is asked (`share_prompt = false`). */
+export const NOT_SHARED = 'not shared by this host';
+
+/**
+ * What the agent is asking: the host's one-line summary when it shares one, else tool and detail;
+ * on a blocked row of a host that does not share prompts, that it does not, not a bare "permission".
+ */
+export function askText(row, host) {
   if (typeof row.pending_summary === 'string' && row.pending_summary.trim()) return row.pending_summary.trim();
-  const bits = [row.pending_tool, row.detail].filter((x) => typeof x === 'string' && x);
+  const bits = [row.pending_tool, detailWord(row, host)].filter((x) => typeof x === 'string' && x);
   if (bits.length) return bits.join(' · ');
   return classOf(row) === 'done' ? 'finished its turn' : '';
+}
+
+/** The row's detail as a person reads it: NOT_SHARED on a blocked row of a host that keeps it. */
+export function detailWord(row, host) {
+  return row.state === 'blocked' && host != null && host.shares_prompt === false ? NOT_SHARED : row.detail;
 }
 
 /**

@@ -119,7 +119,7 @@ async function open(token) {
     },
     (row, action, offered) => {
       hold.touch(performance.now());
-      confirm.ask(row, action, (r, a) => void fire(r, a, offered));
+      confirm.ask(row, action, (r, a) => void fire(r, a, offered), (last?.hosts ?? []).find((h) => h.host === row.host));
     },
     (cls) => {
       filters.state = filters.state.includes(cls) ? filters.state.filter((c) => c !== cls) : [cls];
@@ -144,7 +144,7 @@ async function open(token) {
     const held = hold.held(now);
     const rows = Array.isArray(last.agents) ? last.agents : [];
     const { needsCount } = view.render(last, { role: me.role, hubNow: Date.now() + skewMs, filters, held, acts });
-    attention.observe(rows, needsCount);
+    attention.observe(rows, needsCount, last.hosts ?? []);
     confirm.check(rows);
     fillSelect($('filter-host'), (last.hosts ?? []).map((h) => h.host), filters.host);
     fillSelect($('filter-agent'), rows.map((r) => String(r.agent)), filters.agent);

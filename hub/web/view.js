@@ -5,7 +5,7 @@
 // another agent's.
 
 import {
-  ACTION_VERB, CLASSES, GLYPH, actionLabel, ageMs, askText, classOf, countClasses, needsYou, passes, rowActions, rowKey,
+  ACTION_VERB, CLASSES, GLYPH, actionLabel, ageMs, askText, classOf, detailWord, countClasses, needsYou, passes, rowActions, rowKey,
   serverLabel, shortDuration,
 } from './format.js';
 import { OrderKeeper } from './order.js';
@@ -269,7 +269,7 @@ export class FleetView {
     where.children[0].textContent = String(r.locator ?? '');
     where.children[1].textContent = String(r.pane ?? '');
 
-    this.cell(e, 'detail').textContent = needs ? askText(r) : [r.detail, r.pending_tool].filter((x) => typeof x === 'string' && x).join(' · ');
+    this.cell(e, 'detail').textContent = needs ? askText(r, h) : [detailWord(r, h), r.pending_tool].filter((x) => typeof x === 'string' && x).join(' · ');
 
     const ms = ageMs(r, h, ctx.hubNow);
     const age = this.cell(e, 'age');

@@ -80,3 +80,37 @@ it('a reply the agent reported (permission-replied) leaves nothing to approve', 
   expect(JSON.parse(r.stdout)).toMatchObject({ outcome: 'refused', reason: 'requires-unmet', exit_code: 4 });
   expect(received).toEqual([]);
 });
+
+it('two prompts in a row: each has its own prompt_id, and a late reply to the first leaves the second', async () => {
+  const pane = t.start();
+  // The hooks alone describe the prompts: no blocked rule matches this screen, so nothing on it
+  // can tell the two requests apart.
+  await t.standIn(pane, 'opencode', SCREENS.opencodeWorking);
+  const endpoint = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+  const hook = (kind: string, payload: object) =>
+    tma(['-L', t.name, 'event', '--agent', 'opencode', '--kind', kind, '--payload', '-'], { env: { TMUX_PANE: pane }, input: JSON.stringify(payload) });
+  const promptIdNow = async (): Promise<string | null> => {
+    const doc = JSON.parse((await tma(['-L', t.name, 'ls', '--json'], { env })).stdout) as { agents: { pane: string; state: string; prompt_id?: string | null }[] };
+    const row = doc.agents.find((x) => x.pane === pane)!;
+    expect(row.state).toBe('blocked');
+    return row.prompt_id ?? null;
+  };
+  await hook('session-start', { session_id: 'ses_1', api_endpoint: endpoint });
+  await hook('permission-required', { session_id: 'ses_1', permission: 'external_directory', request_id: 'per_1' });
+  const first = await promptIdNow();
+  expect(first).toMatch(/^[0-9a-f]{16}$/);
+  await hook('permission-required', { session_id: 'ses_1', permission: 'bash', request_id: 'per_2' });
+  const second = await promptIdNow();
+  expect(second).toMatch(/^[0-9a-f]{16}$/);
+  expect(second).not.toBe(first);
+  // The reply to the first request arrives after the second was asked.
+  await hook('permission-replied', { session_id: 'ses_1', request_id: 'per_1' });
+  expect(t.option(pane, '@agent_permission_request')).toBe('per_2');
+  expect(await promptIdNow()).toBe(second);
+  // An approve bound to the first prompt is refused; one bound to the second answers per_2 once.
+  const stale = await tma(['-L', t.name, 'act', 'approve', '--pane', pane, '--expect-prompt', first!, '--json'], { env });
+  expect(JSON.parse(stale.stdout)).toMatchObject({ outcome: 'refused', reason: 'prompt-changed' });
+  const r = await tma(['-L', t.name, 'act', 'approve', '--pane', pane, '--expect-prompt', second!, '--json'], { env });
+  expect(JSON.parse(r.stdout)).toMatchObject({ outcome: 'replied', exit_code: 0 });
+  expect(received).toEqual([{ method: 'POST', url: '/permission/per_2/reply', body: '{"reply":"once"}' }]);
+});

@@ -53,6 +53,21 @@ describe('tma act approve', () => {
     expect(s.option(a.pane, '@agent_action')).toBe('');
   });
 
+  test('on a blocked gemini sends 1 ("1. Allow once") exactly once; deny sends Escape', async () => {
+    const a = await s.standIn(s.start(), 'node', 'gemini-approval-dialog.txt');
+    const r = await act('approve', '--pane', a.pane, '--json');
+    expect(json(r.stdout)).toEqual({ schema: 1, action: 'approve', pane: a.pane, outcome: 'sent', exit_code: 0, reason: null });
+    await waitFor(() => a.keys() !== '', 'keys at the stand-in');
+    expect(await settledKeys(a)).toBe('1');
+    // The same prompt again: answered already, nothing more is typed.
+    expect(json((await act('approve', '--pane', a.pane, '--json')).stdout)).toMatchObject({ outcome: 'refused', reason: 'answered' });
+    const b = await s.standIn(s.newPane(), 'node', 'gemini-approval-dialog.txt');
+    expect(json((await act('deny', '--pane', b.pane, '--json')).stdout)).toMatchObject({ outcome: 'sent' });
+    await waitFor(() => b.keys() !== '', 'keys at the second stand-in');
+    expect(await settledKeys(b)).toBe('\x1b');
+    expect(await settledKeys(a)).toBe('1');
+  });
+
   test('on an idle claude is refused gated (exit 4) and sends nothing', async () => {
     const a = await claude('claude-idle.txt');
     const r = await act('approve', '--pane', a.pane, '--json');
@@ -222,7 +237,7 @@ describe('tma act usage and listing', () => {
     const list = await act('--list');
     expect(list.code).toBe(0);
     expect(list.stdout.split('\n').filter(Boolean).map((l) => l.split(' ')[0])).toEqual(['approve', 'deny', 'interrupt', 'compact']);
-    expect(list.stdout).toContain('approve keys claude,codex,opencode\n');
+    expect(list.stdout).toContain('approve keys claude,codex,gemini,opencode\n');
   });
 });
 
@@ -269,7 +284,7 @@ describe('tma act documents, as the verb writes them', () => {
     for (const x of plain.actions) expect(keys(x)).toEqual(['name', 'label', 'kind', 'agents', 'when']);
     expect(keys(plain.actions[0]!.when)).toEqual(['state', 'detail', 'context_pct_min', 'context_pct_max']);
     expect(plain.actions[0]).toMatchObject({
-      kind: 'keys', agents: ['claude', 'codex', 'opencode'], when: { state: ['blocked'], detail: ['permission'], context_pct_min: null, context_pct_max: null },
+      kind: 'keys', agents: ['claude', 'codex', 'gemini', 'opencode'], when: { state: ['blocked'], detail: ['permission'], context_pct_min: null, context_pct_max: null },
     });
     expect(plain.actions[3]!.when).toEqual({ state: ['idle'], detail: [], context_pct_min: 75, context_pct_max: null });
 
@@ -278,7 +293,7 @@ describe('tma act documents, as the verb writes them', () => {
     expect(onPane.actions.map((x) => [x.name, x.fireable, x.reason])).toEqual([
       ['approve', false, 'gated'], ['deny', false, 'gated'], ['interrupt', false, 'gated'], ['compact', false, 'gated'],
     ]);
-    expect((await act('--list', '--pane', a.pane)).stdout).toContain('approve keys claude,codex,opencode refused: gated\n');
+    expect((await act('--list', '--pane', a.pane)).stdout).toContain('approve keys claude,codex,gemini,opencode refused: gated\n');
     expect((await act('--list', '--json', '--pane', '%99')).code).toBe(3);
   });
 

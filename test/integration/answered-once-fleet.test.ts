@@ -76,7 +76,7 @@ function expectOneSent(results: Record<string, unknown>[], reasons = ['answered'
   }
 }
 
-describe('over a WebSocket collector (no share_prompt)', { timeout: 120_000 }, () => {
+describe('over a WebSocket collector (share_prompt = false)', { timeout: 120_000 }, () => {
   let scratch: ScratchTmux;
   let hub: TestHub;
   let collector: ChildProcess;
@@ -86,7 +86,8 @@ describe('over a WebSocket collector (no share_prompt)', { timeout: 120_000 }, (
   let firstPrompt: string | null = null;
 
   beforeAll(async () => {
-    dir = tempDir('[remote]\nallow_actions = ["approve"]\n');
+    // Sharing is the default; this host turns it off, so nothing of the prompt may leave it.
+    dir = tempDir('[remote]\nallow_actions = ["approve"]\nshare_prompt = false\n');
     scratch = new ScratchTmux('oncews');
     agent = await scratch.standIn(scratch.start(), 'claude', SCREENS.claudeBlocked, { afterKey: { fixture: SECOND_PROMPT, delayMs: 0 } });
     hub = await startTestHub({ heartbeatMs: 500, actTimeoutMs: 20_000 });

@@ -95,3 +95,30 @@ describe('fleet CLI errors', () => {
     expect(viaEnv.stdout).toContain('laptop');
   });
 });
+
+describe('what a blocked pane asks, in the fleet CLI', () => {
+  it('ls ends each line with it, or says the host does not share it; never a bare "permission"', async () => {
+    const fresh: FakeCollector[] = [];
+    try {
+      for (const host of ['build1', 'laptop'] as const) {
+        const c = await FakeCollector.connect(hub.url, TOKENS[host]);
+        fresh.push(c);
+        // build1 keeps what its prompts ask; laptop shares it (the default).
+        c.hello(host, `${EPOCHS[host].slice(0, 8)}00000000`, undefined, { share_prompt: host === 'laptop' });
+        await c.next((f) => f.type === 'welcome');
+        c.snapshot(1, [protoRow({ host, pane: '%1', state: 'blocked', detail: 'permission', pending_tool: 'Bash', pending_summary: host === 'laptop' ? 'Bash: rm -rf build/' : null })], {
+          epoch: `${EPOCHS[host].slice(0, 8)}00000000`,
+        });
+      }
+      await waitFor(() => hub.store.document().agents.filter((a) => a.state === 'blocked').length === 2, 'both panes blocked');
+      const r = await tma([...viewer(), 'ls'], { env: ENV });
+      expect(r.code).toBe(0);
+      const asks = Object.fromEntries(r.stdout.trim().split('\n').map((l) => [l.split('\t')[0], l.split('\t')[13]]));
+      expect(asks).toEqual({ build1: 'not shared by this host', laptop: 'Bash: rm -rf build/' });
+      const doc = JSON.parse((await tma([...viewer(), 'ls', '--json'], { env: ENV })).stdout) as FleetDocument;
+      expect(Object.fromEntries(doc.hosts.map((h) => [h.host, h.shares_prompt]))).toEqual({ build1: false, laptop: true });
+    } finally {
+      for (const c of fresh) c.ws.terminate();
+    }
+  });
+});

@@ -174,7 +174,7 @@ it('doctor --json: the grouped key set and every nested key set, in code order',
   expect(d.agents.map((a: { pane: string }) => a.pane)).toEqual([pane]);
   expect(keys(d.agents[0])).toEqual([
     'pane', 'agent', 'locator', 'state', 'source', 'evidence_age_ms', 'hook_status', 'hooks_wired', 'model',
-    'window_covered', 'endpoint_ok', 'hook_demoted', 'tier', 'tier_reason',
+    'window_covered', 'endpoint_ok', 'hook_demoted', 'tier', 'tier_reason', 'approve_reachable', 'approve_reason',
   ]);
   expect(keys(d.actions)).toEqual(['ok', 'issues']);
   expect(d.actions.issues.map(keys)).toEqual([['file', 'problem']]);

@@ -100,7 +100,7 @@ describe('fleet read API', () => {
     });
     const d = JSON.parse(body) as { agents: Record<string, unknown>[]; hosts: Record<string, unknown>[] };
     expect(Object.keys(d)).toEqual(['schema', 'agents', 'hosts']);
-    expect(Object.keys(d.hosts[0]!)).toEqual(['host', 'transport', 'reachable', 'stale', 'last_seen_ms', 'reason', 'collector_version', 'servers', 'actions_allowed', 'schema', 'last_refusal', 'clock_offset_ms', 'actions_by_agent']);
+    expect(Object.keys(d.hosts[0]!)).toEqual(['host', 'transport', 'reachable', 'stale', 'last_seen_ms', 'reason', 'collector_version', 'servers', 'actions_allowed', 'schema', 'last_refusal', 'clock_offset_ms', 'actions_by_agent', 'shares_prompt']);
     expect(Object.keys(d.agents[0]!)).toEqual([
       'pane', 'agent', 'state', 'detail', 'since', 'since_ms', 'episode_ms', 'locator', 'attention', 'done',
       'session', 'transcript', 'permission_request', 'stamped_at_ms', 'context', 'context_at_ms', 'muted', 'tokens',

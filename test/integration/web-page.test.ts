@@ -50,11 +50,11 @@ afterEach(async () => {
   await hub.close();
 });
 
-async function host(name: 'build1' | 'laptop', allowed: string[], rows: ProtocolRow[]): Promise<FakeCollector> {
+async function host(name: 'build1' | 'laptop', allowed: string[], rows: ProtocolRow[], hello: Record<string, unknown> = {}): Promise<FakeCollector> {
   const fc = await FakeCollector.connect(hub.url, TOKENS[name]);
   const beat = setInterval(() => fc.heartbeat(), 250);
   links.push({ fc, beat });
-  fc.send({ type: 'hello', protocol: 1, host: name, collector_version: '0.1.0-test', epoch: EPOCH_A, actions_allowed: allowed });
+  fc.send({ type: 'hello', protocol: 1, host: name, collector_version: '0.1.0-test', epoch: EPOCH_A, actions_allowed: allowed, ...hello });
   await fc.next((f) => f.type === 'welcome');
   fc.snapshot(1, rows);
   await until(() => (hub.store.rows().filter((r) => r.host === name).length === rows.length ? true : undefined));
@@ -225,6 +225,26 @@ describe('web page: an operator', () => {
     const outcome = rowOf(page, 'build1', '%2').locator('.outcome');
     await expect.poll(() => outcome.textContent()).toBe('interrupt: refused (episode-changed)');
     expect(await outcome.getAttribute('class')).toContain('bad');
+  });
+});
+
+describe('web page: what a prompt asks', () => {
+  it('shows it where the host shares it, and says "not shared by this host" where it does not', async () => {
+    const blocked = (pane: string, summary: string | null) =>
+      row({ pane, agent: 'claude', state: 'blocked', detail: 'permission', locator: `dev:${pane.slice(1)}.0`, pending_tool: 'Bash', pending_summary: summary });
+    await host('build1', ['approve'], [blocked('%1', null)], { share_prompt: false });
+    await host('laptop', ['approve'], [blocked('%5', 'Bash: rm -rf build/')], { share_prompt: true });
+    const page = await openPage(`#token=${TOKENS.operator}`);
+    await expect.poll(() => needsList(page)).toHaveLength(2);
+    expect(await needRow(page, 'build1', '%1').locator('.c-detail').textContent()).toBe('Bash · not shared by this host');
+    expect(await needRow(page, 'laptop', '%5').locator('.c-detail').textContent()).toBe('Bash: rm -rf build/');
+    expect(await rowOf(page, 'build1', '%1').locator('.c-detail').textContent()).toBe('not shared by this host · Bash');
+    // The confirmation says the same, and nothing is sent before it is confirmed.
+    await needRow(page, 'build1', '%1').locator('button.act-approve').click();
+    expect(await page.locator('#confirm-ask').textContent()).toBe('Bash · not shared by this host');
+    await page.locator('#confirm-cancel').click();
+    await needRow(page, 'laptop', '%5').locator('button.act-approve').click();
+    expect(await page.locator('#confirm-ask').textContent()).toBe('Bash: rm -rf build/');
   });
 });
 

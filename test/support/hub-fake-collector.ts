@@ -75,8 +75,8 @@ export class FakeCollector {
     this.ws.send(JSON.stringify(frame));
   }
 
-  hello(host: string, epoch = EPOCH_A, protocol = PROTOCOL_VERSION): void {
-    this.send({ type: 'hello', protocol, host, collector_version: '0.1.0-test', epoch, actions_allowed: ['approve'] });
+  hello(host: string, epoch = EPOCH_A, protocol = PROTOCOL_VERSION, extra: Record<string, unknown> = {}): void {
+    this.send({ type: 'hello', protocol, host, collector_version: '0.1.0-test', epoch, actions_allowed: ['approve'], ...extra });
   }
 
   snapshot(seq: number, rows: ProtocolRow[], o: { epoch?: string; complete?: boolean; server?: string; incarnation?: string } = {}): void {

@@ -60,15 +60,15 @@ describe('bundled actions', () => {
   it('approve', () => {
     const a = get('approve');
     expect(a.when).toEqual({ state: ['blocked'], detail: ['permission'], contextPctMin: null, contextPctMax: null });
-    expect(a.keys).toEqual({ claude: ['1'], codex: ['Enter'] });
+    expect(a.keys).toEqual({ claude: ['1'], codex: ['Enter'], gemini: ['1'] });
     expect(a.api).toEqual({ opencode: { op: 'permission-reply', reply: 'once' } });
-    expect(actionAgents(a)).toEqual(['claude', 'codex', 'opencode']);
+    expect(actionAgents(a)).toEqual(['claude', 'codex', 'gemini', 'opencode']);
   });
 
   it('deny', () => {
     const a = get('deny');
     expect(a.when).toEqual({ state: ['blocked'], detail: ['permission'], contextPctMin: null, contextPctMax: null });
-    expect(a.keys).toEqual({ claude: ['Escape'], codex: ['Escape'] });
+    expect(a.keys).toEqual({ claude: ['Escape'], codex: ['Escape'], gemini: ['Escape'] });
     expect(a.api).toEqual({ opencode: { op: 'permission-reply', reply: 'reject' } });
   });
 

@@ -10,9 +10,9 @@ describe('actions by agent', () => {
     const map = actionsByAgent(set.actions, ['approve', 'deny', 'interrupt']);
     expect(map.claude).toEqual({ approve: 'keys', deny: 'keys', interrupt: 'keys' });
     expect(map.codex).toMatchObject({ approve: 'keys', deny: 'keys', interrupt: 'keys' });
-    // OpenCode answers permission prompts only through its API; Gemini has no approve at all.
+    // OpenCode answers permission prompts only through its API; Gemini takes keys like Claude.
     expect(map.opencode).toMatchObject({ approve: 'api', deny: 'api' });
-    expect(map.gemini).toEqual({ interrupt: 'keys' });
+    expect(map.gemini).toEqual({ approve: 'keys', deny: 'keys', interrupt: 'keys' });
     expect(Object.values(map).some((m) => 'compact' in m)).toBe(false);
   });
 

@@ -391,6 +391,14 @@ describe('permissionRequestUpdate', () => {
     expect(permissionRequestUpdate('permission-replied', nothing, '{"session_id":"other"}', stored())).toEqual({ kind: 'none' });
   });
 
+  it('a reply naming another request than the stored one leaves the stored one alone', () => {
+    // OpenCode asked per_2 while the reply to per_1 was still on its way.
+    expect(permissionRequestUpdate('permission-replied', nothing, '{"session_id":"owner","request_id":"per_1"}', stored(), 'per_2')).toEqual({ kind: 'none' });
+    expect(permissionRequestUpdate('permission-replied', nothing, '{"session_id":"owner","request_id":"per_2"}', stored(), 'per_2')).toEqual({ kind: 'unset' });
+    // A reply that names no request (an older bridge) still clears, as before.
+    expect(permissionRequestUpdate('permission-replied', nothing, '{"session_id":"owner"}', stored(), 'per_2')).toEqual({ kind: 'unset' });
+  });
+
   it('records a well-formed request id on a blocked stamp', () => {
     expect(permissionRequestUpdate('permission-required', toBlocked, '{"request_id":"per_01J:a.b-c"}', stored())).toEqual({
       kind: 'set',

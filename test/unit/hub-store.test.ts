@@ -164,7 +164,7 @@ describe('fleet store: dead links, lost hosts, forget', () => {
     const { store } = setup();
     store.declare('quiet', 'ssh');
     expect(store.hostStatuses()).toEqual([
-      { host: 'quiet', transport: 'ssh', reachable: false, stale: true, last_seen_ms: null, reason: null, collector_version: null, servers: [], actions_allowed: [], schema: 1, last_refusal: null, clock_offset_ms: null, actions_by_agent: null },
+      { host: 'quiet', transport: 'ssh', reachable: false, stale: true, last_seen_ms: null, reason: null, collector_version: null, servers: [], actions_allowed: [], schema: 1, last_refusal: null, clock_offset_ms: null, actions_by_agent: null, shares_prompt: null },
     ]);
   });
 });

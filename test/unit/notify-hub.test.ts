@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseHubConfig } from '../../hub/config/config.js';
+import { batchDocument, ntfyMessage } from '../../hub/notify/deliver.js';
 import { HubNotifier, retryDelay, sinkWants } from '../../hub/notify/hub-notifier.js';
 import { NotifyJournal, type HubNotification } from '../../hub/notify/journal.js';
 import type { NotifySinkConfig } from '../../hub/notify/sink-config.js';
@@ -132,5 +133,20 @@ describe('delivery rules', () => {
     expect(hub.metricsText()).toMatch(/tma_hub_notify_retried_total\{sink="s"\} [1-9]/);
     expect(hub.metricsText()).toContain('tma_hub_notify_duplicates_total 1');
     hub.close();
+  });
+});
+
+describe('what a prompt asks, in a sink', () => {
+  const asked: HubNotification = { ...ev({ pending_tool: 'Bash', pending_summary: 'Bash: rm -rf build/' }), id: 'n1', host: 'build1', received_ms: 1 };
+  const sink = (more: string): NotifySinkConfig =>
+    parseHubConfig('h.toml', `${base}[[notify]]\nname = "s"\nkind = "webhook"\nurl = "http://127.0.0.1:9/x"\n${more}`, () => 'tok').notify![0]!;
+
+  it('reaches only a sink that says include_summary = true', () => {
+    const plain = sink('');
+    const opted = sink('include_summary = true\n');
+    expect(batchDocument(plain, { id: 'b', events: [asked] }).events[0]).toMatchObject({ pending_tool: 'Bash', pending_summary: null });
+    expect(batchDocument(opted, { id: 'b', events: [asked] }).events[0]).toMatchObject({ pending_summary: 'Bash: rm -rf build/' });
+    expect(ntfyMessage({ id: 'b', events: [asked] }, 'http://hub', plain).body).not.toContain('rm -rf');
+    expect(ntfyMessage({ id: 'b', events: [asked] }, 'http://hub', opted).body).toContain('Bash: rm -rf build/');
   });
 });

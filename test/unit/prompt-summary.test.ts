@@ -24,6 +24,8 @@ const SUMMARIES: Record<string, string> = {
   'cursor-approval-dialog.txt': 'curl -sI https://example.com',
   'gemini-approval-dialog.txt': 'Shell: rm -rf tmp/generated',
   'opencode-permission-dialog.txt': 'Edit src/config/loader.ts',
+  'opencode-external-directory-dialog.txt': 'Access external directory /srv/exports/2026-11',
+  'opencode-shell-command-dialog.txt': 'Shell command: tar czf /srv/exports/2026-11.tgz /srv/exports/2026-11',
 };
 
 function screenOf(name: string) {

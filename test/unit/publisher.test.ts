@@ -70,7 +70,11 @@ describe('hello and first sync', () => {
   it('says hello with host, version, epoch and allowed actions as soon as it is attached', async () => {
     const h = harness();
     await h.settle();
-    expect(h.take()).toEqual([{ type: 'hello', protocol: 1, host: 'box', collector_version: '9.9.9', epoch: EPOCH, actions_allowed: ['approve'], at: expect.any(Number) }]);
+    expect(h.take()).toEqual([{ type: 'hello', protocol: 1, host: 'box', collector_version: '9.9.9', epoch: EPOCH, actions_allowed: ['approve'], at: expect.any(Number), share_prompt: true }]);
+    // A host that keeps its prompts says so, so a hub can say "not shared by this host".
+    const off = harness({ sharePrompt: false });
+    await off.settle();
+    expect(off.take()[0]).toMatchObject({ type: 'hello', share_prompt: false });
   });
 
   it('holds a welcome until the engines are ready, then sends a complete, title-free snapshot', async () => {
@@ -454,12 +458,22 @@ describe('reconnect backoff and hub URL', () => {
 
 describe('what never leaves the host', () => {
   it('session ids, transcript paths and agent-printed text are cleared before framing, with the title', async () => {
-    const h = harness();
+    const h = harness({ sharePrompt: false });
     h.pub.update(SRV, 'inc1', rows(agentRow('%1', 'blocked', { session: 'resume-me', transcript: '/home/u/t.jsonl', pending_call: 'rm -rf x', pending_summary: 'delete' })));
     h.pub.markReady();
     await h.say({ type: 'welcome', protocol: 1, resume_from: null });
     const text = JSON.stringify(h.take());
     for (const secret of ['SECRET TITLE', 'resume-me', 't.jsonl', 'rm -rf', 'delete']) expect(text).not.toContain(secret);
     expect(text).toContain('"session":null');
+  });
+
+  it('what a prompt asks travels by default; the session id and transcript never do', async () => {
+    const h = harness();
+    h.pub.update(SRV, 'inc1', rows(agentRow('%1', 'blocked', { session: 'resume-me', transcript: '/home/u/t.jsonl', pending_call: '{"command":"rm -rf x"}', pending_summary: 'Bash: rm -rf x' })));
+    h.pub.markReady();
+    await h.say({ type: 'welcome', protocol: 1, resume_from: null });
+    const text = JSON.stringify(h.take());
+    for (const secret of ['SECRET TITLE', 'resume-me', 't.jsonl']) expect(text).not.toContain(secret);
+    expect(text).toContain('"pending_summary":"Bash: rm -rf x"');
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  actionLabel, ageMs, askText, classOf, countClasses, filtersQuery, needsYou, newSlot, parseFilters, passes, rowActions, serverLabel, shortDuration,
+  actionLabel, ageMs, askText, classOf, countClasses, detailWord, filtersQuery, needsYou, newSlot, parseFilters, passes, rowActions, serverLabel, shortDuration,
   sseEvents, tabTitle, type PageHost, type PageRow,
 } from '../../hub/web/format.js';
 import { Hold, OrderKeeper } from '../../hub/web/order.js';
@@ -118,6 +118,15 @@ describe('web page: needs you', () => {
     expect(askText(row({ state: 'blocked', detail: 'permission', pending_tool: 'Bash', pending_summary: 'rm -rf build/' }))).toBe('rm -rf build/');
     expect(askText(row({ state: 'blocked', detail: 'permission', pending_tool: 'Bash' }))).toBe('Bash · permission');
     expect(askText(row({ state: 'idle', attention: true }))).toBe('finished its turn');
+    // A host that keeps what its prompts ask says so, instead of a bare "permission".
+    const keeps = { shares_prompt: false };
+    expect(askText(row({ state: 'blocked', detail: 'permission' }), keeps)).toBe('not shared by this host');
+    expect(askText(row({ state: 'blocked', detail: 'permission', pending_tool: 'Bash' }), keeps)).toBe('Bash · not shared by this host');
+    expect(askText(row({ state: 'blocked', detail: 'permission', pending_tool: 'Bash' }), { shares_prompt: true })).toBe('Bash · permission');
+    // An older collector says nothing about it: nothing is claimed.
+    expect(askText(row({ state: 'blocked', detail: 'permission' }), { shares_prompt: null })).toBe('permission');
+    expect(detailWord(row({ state: 'blocked', detail: 'permission' }), keeps)).toBe('not shared by this host');
+    expect(detailWord(row({ state: 'working', detail: null }), keeps)).toBe(null);
   });
 
   it('puts the count first in the tab title', () => {

@@ -2,20 +2,13 @@
 // reading it (one document, or a stream of lines).
 
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import { str, UsageError, type Parsed } from '../args.js';
+import { defaultTokenFile } from '../hub-files.js';
 import { ExitError } from '../local.js';
 
 export interface HubTarget {
   base: URL;
   token: string | null;
-}
-
-/** The token file `tma hub` writes when it runs without a hub.toml. */
-export function defaultTokenFile(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
-  return join(base, 'tma', 'hub.token');
 }
 
 function readTokenFile(path: string, what: string): string {

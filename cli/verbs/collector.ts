@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { stdioLink } from '../../collector/fleet/stdio-link.js';
 import { collectUrl, dialHub } from '../../collector/fleet/ws-link.js';
 import { hostName } from '../../collector/tmux/host.js';
+import { hostLabel } from '../../shared/host-label.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
 import { ExitError, guard } from '../local.js';
 import { assembleCollector, heartbeatOverride, IDLE_SWEEP_MS, WATCHED_SWEEP_MS } from '../collector-assembly.js';
@@ -21,8 +22,7 @@ function hostOf(p: Parsed): string {
     if (!HOST_NAME.test(given)) throw new UsageError('--host-name uses letters, digits, dot, dash and underscore');
     return given;
   }
-  // Odd machine names still get a usable label rather than a refused hello.
-  return hostName().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 253);
+  return hostLabel(hostName());
 }
 
 function intervalOf(p: Parsed): number {

@@ -4,17 +4,12 @@
 
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { homedir, hostname } from 'node:os';
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEFAULT_LISTEN, expandHome, hostName, loadHubConfig, type Role } from '../../hub/config.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
 import { ExitError } from '../local.js';
-import { defaultHubConfigPath } from './hub.js';
-
-export function defaultTokenDir(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
-  return join(base, 'tma', 'tokens');
-}
+import { defaultHubConfigPath, defaultTokenDir } from '../hub-files.js';
 
 /** Names become file names here and host names in hub.toml: the hub's own rule, and never `.`/`..`. */
 export function checkName(name: string, what: string): string {

@@ -16,15 +16,11 @@ import type { Publisher } from '../../collector/fleet/publisher.js';
 import { hostName } from '../../collector/tmux/host.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
 import { assembleCollector, IDLE_SWEEP_MS, WATCHED_SWEEP_MS } from '../collector-assembly.js';
-import { defaultTokenFile } from '../fleet/hub-client.js';
+import { defaultHubConfigPath, defaultTokenFile } from '../hub-files.js';
 import { ExitError, guard } from '../local.js';
 import { logLevelOf } from '../log-setup.js';
 import { createLogger } from '../../shared/log.js';
-
-export function defaultHubConfigPath(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
-  return join(base, 'tma', 'hub.toml');
-}
+import { hostLabel } from '../../shared/host-label.js';
 
 /** Where the hub journals fleet notifications, so a restart neither loses nor repeats one. */
 function notifyJournalPath(env: NodeJS.ProcessEnv): string {
@@ -142,7 +138,7 @@ export async function main(p: Parsed): Promise<number> {
     if (!noLocal) {
       // The embedded collector reads config.toml as usual; --config named the hub's file here.
       const collectorArgs: Parsed = { ...p, globals: { ...p.globals, config: undefined } };
-      const host = hostName().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 253) || 'localhost';
+      const host = hostLabel(hostName());
       const log: LineLog = (line, lvl = 'info') => hub.logger[lvl]({ host }, `local collector: ${line}`);
       const { publisher, engines } = await assembleCollector(collectorArgs, { host, intervalMs: 1000, idleMs: IDLE_SWEEP_MS, sweepMs: WATCHED_SWEEP_MS, env, log, sharePromptDefault: true });
       const local = attachLocalCollector(hub, publisher, host);

@@ -8,8 +8,8 @@ import type { ActResult } from '../shared/protocol.js';
 import { Engine } from '../collector/engine/cycle.js';
 import { intakeContext } from '../collector/engine/context-intake.js';
 import { intakeEvent } from '../collector/engine/event-intake.js';
-import { repoOf } from '../collector/engine/repo.js';
 import { discover } from '../collector/fleet/discovery.js';
+import { rowsWithRepos } from '../collector/repo-rows.js';
 import { ServerEngines } from '../collector/fleet/engines.js';
 import { Publisher, type ActRequest } from '../collector/fleet/publisher.js';
 import { HostNotifier } from '../collector/notify/host-notifier.js';
@@ -73,13 +73,9 @@ export function heartbeatOverride(env: NodeJS.ProcessEnv): number | undefined {
   return ms >= 10 ? ms : undefined;
 }
 
-/**
- * `[remote] share_prompt` (added with prompt forwarding): read without depending on its exact
- * settled name, and false unless it is plainly true.
- */
-function sharesPrompts(config: Config): boolean {
-  const r = config.remote as Record<string, unknown>;
-  return r.sharePrompt === true || r.share_prompt === true;
+/** `[remote] share_prompt`, else the collector's default (a hub's own collector: true; any other: false). */
+export function sharesPrompts(config: Pick<Config, 'remote'>, unset: boolean): boolean {
+  return config.remote.sharePrompt ?? unset;
 }
 
 export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<CollectorParts> {
@@ -111,12 +107,15 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
     configPath: str(p.globals.config) ?? null,
     log,
   });
+  // Read once for both: the notifier's fleet events and the publisher's rows carry prompt text
+  // under the same rule, so a hub's own collector cannot share it in one and withhold it in the other.
+  const sharePrompt = sharesPrompts(config, o.sharePromptDefault ?? false);
   const outbox = new NotifyOutbox({ log });
   const notifier = new HostNotifier({
     settings: config.notify,
     sinks: new HostSinks({ settings: config.notify, env, log }),
     fleet: (ev) => outbox.add(ev),
-    sharePrompt: sharesPrompts(config),
+    sharePrompt,
     log,
   });
   const allowedActions = typeof atStart === 'string' ? [] : remoteAllowed(atStart, config.remote);
@@ -129,7 +128,7 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
     onAct: (req: ActRequest) => (o.onAct ? o.onAct(req, engines) : remoteAct(req)),
     heartbeatMs: heartbeatOverride(env),
     log,
-    sharePrompt: config.remote.sharePrompt ?? o.sharePromptDefault ?? false,
+    sharePrompt,
     onLive: () => outbox.flush(),
     onNotifyAck: (ids) => outbox.ack(ids),
   });
@@ -156,10 +155,7 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
     sweepMs: o.sweepMs,
     // Often enough that a one-shot reader never finds the heartbeat older than the freshness window.
     heartbeatMs: config.fold.freshnessMs > 0 ? Math.max(250, Math.floor(config.fold.freshnessMs / 2)) : 0,
-    enrich: (res) => {
-      const cwd = new Map(res.panes.map((r) => [r.rec.paneId, r.rec.currentPath]));
-      return Promise.all(res.rows.map(async (r) => ({ ...r, ...(await repoOf(cwd.get(r.pane) ?? '')) })));
-    },
+    enrich: rowsWithRepos,
     listenWake: async (socketPath, wake, engine) => {
       const path = wakeSocketPath(canonicalSocketPath(socketPath), wakeDir(env));
       // A hook's event, stamped here exactly as `tma event` would stamp it; an agent this collector

@@ -3,7 +3,7 @@ import { str, UsageError, type Parsed } from '../args.js';
 import { takeStatusListing } from '../handoff.js';
 import { guard, openLocal, timedCycle } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
-import { selectedRows } from './ls.js';
+import { selectedRows } from '../../collector/repo-rows.js';
 
 export async function main(p: Parsed): Promise<number> {
   const format = str(p.opts.format) ?? 'tmux';

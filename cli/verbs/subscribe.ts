@@ -10,7 +10,7 @@ import { selectRow, type Selector } from '../../shared/selectors.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
 import { guard, openLocal } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
-import { cwdOf, withRepos } from './ls.js';
+import { rowsWithRepos } from '../../collector/repo-rows.js';
 
 export interface SubscribeOptions {
   events: boolean;
@@ -95,7 +95,7 @@ class LineOut {
 
 async function selected(res: CycleResult, sel: Selector): Promise<AgentRow[]> {
   // Snapshot lines carry the repo trio, so it is resolved for every row, not only for selectors.
-  return (await withRepos(res.rows, cwdOf(res))).filter((r) => selectRow(sel, r));
+  return (await rowsWithRepos(res)).filter((r) => selectRow(sel, r));
 }
 
 export async function main(p: Parsed): Promise<number> {

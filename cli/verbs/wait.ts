@@ -10,7 +10,7 @@ import { waitLoop, waitRequestOf } from '../wait-loop.js';
 import { flag, type Parsed } from '../args.js';
 import { guard, openLocal } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
-import { cwdOf, withRepos } from './ls.js';
+import { cwdOf, rowsWithRepos, withRepos } from '../../collector/repo-rows.js';
 
 
 /**
@@ -19,7 +19,7 @@ import { cwdOf, withRepos } from './ls.js';
  */
 async function rowsOf(res: CycleResult, needRepos: boolean): Promise<AgentRow[]> {
   if (!needRepos) return res.rows;
-  return withRepos(res.rows, cwdOf(res));
+  return rowsWithRepos(res);
 }
 
 function emit(step: Extract<WaitStep<AgentRow>, { kind: 'done' }>, json: boolean, rows: AgentRow[]): void {

@@ -26,7 +26,7 @@ import { openRunner } from '../collector/tmux/runner.js';
 import { tmuxBin } from '../collector/tmux/target.js';
 import type { Config } from '../collector/config/config-schema.js';
 import type { ActionManifest } from '../collector/core/action-manifest.js';
-import { str, type Parsed } from './args.js';
+import { type Parsed } from './args.js';
 import { loadLocalConfig, loadManifestsFor } from './local.js';
 import { VERSION } from './version.js';
 
@@ -104,7 +104,7 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
     // window the fold uses ([fold] freshness_secs, default 3 s), so one knob governs both.
     freshnessMs: config.fold.freshnessMs,
     env,
-    configPath: str(p.globals.config) ?? null,
+    configPath: p.globals.config ?? null,
     log,
   });
   // Read once for both: the notifier's fleet events and the publisher's rows carry prompt text
@@ -137,8 +137,8 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
     discover: (known) =>
       discover({
         known,
-        names: (p.globals['socket-name'] as string[] | undefined) ?? [],
-        paths: (p.globals['socket-path'] as string[] | undefined) ?? [],
+        names: p.globals['socket-name'] ?? [],
+        paths: p.globals['socket-path'] ?? [],
         env,
       }),
     open: async (target) =>

@@ -7,7 +7,8 @@ import { TmuxError } from '../../collector/tmux/errors.js';
 import { diffEdges, type EdgeRow } from '../../shared/edges.js';
 import { localRowObject, rowsDocument, toJsonLine, type AgentRow } from '../../shared/row.js';
 import { selectRow, type Selector } from '../../shared/selectors.js';
-import { flag, str, UsageError, type Parsed } from '../args.js';
+import { UsageError, type Parsed } from '../args.js';
+import type { SUBSCRIBE } from '../verb-flags.js';
 import { guard, openLocal } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
 import { rowsWithRepos } from '../../collector/repo-rows.js';
@@ -98,11 +99,11 @@ async function selected(res: CycleResult, sel: Selector): Promise<AgentRow[]> {
   return (await rowsWithRepos(res)).filter((r) => selectRow(sel, r));
 }
 
-export async function main(p: Parsed): Promise<number> {
+export async function main(p: Parsed<typeof SUBSCRIBE>): Promise<number> {
   const sel = selectorFrom(p, { fleet: false });
-  if (!flag(p.opts.json)) throw new UsageError('subscribe needs --json (the stream is JSON lines only)');
-  const intervalMs = parseInterval(str(p.opts.interval));
-  const state = new StreamState({ events: flag(p.opts.events), changesOnly: flag(p.opts['changes-only']) });
+  if (!p.opts.json) throw new UsageError('subscribe needs --json (the stream is JSON lines only)');
+  const intervalMs = parseInterval(p.opts.interval);
+  const state = new StreamState({ events: p.opts.events === true, changesOnly: p.opts['changes-only'] === true });
 
   return guard(async () => {
     const local = await openLocal(p, { mode: 'control' });

@@ -7,7 +7,8 @@ import { lsTextLine } from '../../shared/ls-text.js';
 import { localRowObject, rowsDocument, singleRowDocument, toJsonLine, type AgentRow } from '../../shared/row.js';
 import { Waiter, type Observation, type WaitStep } from '../../shared/wait.js';
 import { waitLoop, waitRequestOf } from '../wait-loop.js';
-import { flag, type Parsed } from '../args.js';
+import { type Parsed } from '../args.js';
+import type { WAIT } from '../verb-flags.js';
 import { guard, openLocal } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
 import { cwdOf, rowsWithRepos, withRepos } from '../../collector/repo-rows.js';
@@ -32,10 +33,10 @@ function emit(step: Extract<WaitStep<AgentRow>, { kind: 'done' }>, json: boolean
   process.stdout.write(`${toJsonLine(doc)}\n`);
 }
 
-export async function main(p: Parsed): Promise<number> {
+export async function main(p: Parsed<typeof WAIT>): Promise<number> {
   const sel = selectorFrom(p, { fleet: false });
   const req = waitRequestOf(p, sel);
-  const json = flag(p.opts.json);
+  const json = p.opts.json === true;
   const needRepos = sel.repo !== null || sel.branch !== null;
 
   return guard(async () => {

@@ -73,7 +73,7 @@ export async function main(p: Parsed<typeof ACT>): Promise<number> {
   if (all && (slot !== null || binders.expectEpisodeMs !== null || binders.expectPermissionRequest !== null || binders.expectPrompt !== null)) {
     throw new UsageError('--slot and --expect-* name a single pane; they cannot be combined with --all');
   }
-  const args = (o.arg as string[] | undefined) ?? [];
+  const args = o.arg ?? [];
 
   return guard(async () => {
     const actions = loadActionSet();

@@ -1,6 +1,10 @@
 // A small strict argv parser, driven by the verb table (cli/verb-table.ts): global flags are
 // valid before or after the verb, every other flag belongs to the verb, and anything unknown is a
 // usage error (exit 2). Each flag has a type, and a verb reads its options typed by its own flags.
+// Also the shape of one verb's entry in that table, in the manner of tmux's cmd_entry: its flags,
+// usage and help, whether it takes words, and how to load its code. The parser, `tma help`,
+// `--help`, the typo suggestion and `tma completions` all read these and nothing else. (One module
+// with the parser, so every verb's start-up loads one small file for both.)
 
 /** boolean: present or not; string: one value; number: one plain decimal; list: repeatable. */
 export type FlagType = 'boolean' | 'string' | 'number' | 'list';
@@ -132,3 +136,42 @@ export function parseArgv<V extends Readonly<Record<string, Flags>>>(argv: reado
   // The values were stored by the flags' own types, as Options spells them.
   return out as unknown as Parsed<AnyVerbFlags<V>>;
 }
+
+// ---- the verb table's entries ---------------------------------------------------------------
+
+/** Where `tma help` lists a verb; hidden verbs (run by hooks and the act broker) are not listed, suggested or completed. */
+export type Section = 'commands' | 'other' | 'setup' | 'hidden';
+
+/** A verb's code: its options typed by its flags, and the table for the verbs that print it. */
+export type VerbMain<F extends Flags = Flags> = (p: Parsed<F>, table: VerbTable) => Promise<number>;
+
+export interface VerbEntry<F extends Flags = Flags> {
+  readonly flags: F;
+  /** Its usage lines, as `tma help VERB` starts (`tma ls [--json] …`). */
+  readonly usage: readonly string[];
+  /** What it does and an example or two, after the usage; indented two spaces. */
+  readonly help: string;
+  /** Its lines in `tma help`'s overview: a synopsis (possibly several lines) and what it does. */
+  readonly overview: readonly (readonly [synopsis: string, summary: string])[];
+  readonly section: Section;
+  /** false: a stray word is a usage error; else the words completion offers (fixed ones only). */
+  readonly positionals: false | { readonly words?: readonly string[] };
+  /** Imported only when the verb runs, so parsing and help load no verb's code. */
+  readonly load: () => Promise<VerbMain<F>>;
+  /** With `--hub` (or TMA_HUB): the code that asks a hub instead of local tmux. */
+  readonly fleet?: () => Promise<VerbMain<F>>;
+}
+
+export type VerbTable = Readonly<Record<string, VerbEntry>>;
+
+/**
+ * One entry, its flags' types kept for the table's own type. Each verb's code is checked against
+ * its flags here; the parser fills its options from the same flags.
+ */
+export const verb = <F extends Flags>(e: VerbEntry<F>): VerbEntry<F> => e;
+
+/** Each verb's flags, as the parser takes them. */
+export const flagsByVerb = (table: VerbTable): Record<string, Flags> => Object.fromEntries(Object.entries(table).map(([v, e]) => [v, e.flags]));
+
+/** The verbs a person sees: listed, suggested for a typo, completed. */
+export const visibleVerbs = (table: VerbTable): string[] => Object.keys(table).filter((v) => table[v]!.section !== 'hidden');

@@ -1,7 +1,7 @@
 // `tma help` and `tma VERB --help`, written from the verb table: the overview lists each verb's
 // overview lines by section, and one verb's help is its usage lines, then its help text.
 
-import { visibleVerbs, type Section, type VerbTable } from './verb-entry.js';
+import { visibleVerbs, type Section, type VerbTable } from './args.js';
 import { VERSION } from './version.js';
 
 const FLEET = `fleet: --hub URL (or TMA_HUB) with --token-file F (or TMA_HUB_TOKEN, a token or @path) runs

@@ -2,9 +2,8 @@
 // that runs (one-shot verbs such as `status` run every second from status bars, so start-up stays
 // small: neither parsing nor help imports any verb's code).
 
-import { parseArgv, UsageError, type Flags, type Parsed } from './args.js';
+import { flagsByVerb, parseArgv, UsageError, type Flags, type Parsed, type VerbMain, type VerbTable } from './args.js';
 import { handOver, type Handoff } from './handoff.js';
-import { flagsByVerb, type VerbMain, type VerbTable } from './verb-entry.js';
 import { VERB_FLAGS, VERB_TABLE } from './verb-table.js';
 
 /** Each verb's flags (the parser's input; tests parse with it too). */

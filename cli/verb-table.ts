@@ -1,11 +1,10 @@
-// Every verb of `tma`, one entry each (cli/verb-entry.ts says what an entry holds): adding a verb
+// Every verb of `tma`, one entry each (VerbEntry in cli/args.ts says what an entry holds): adding a verb
 // is adding its entry here, and its flags to cli/verb-flags.ts when it has any. The order is
 // `tma help`'s, section by section. Code loads only when its verb runs: one-shot verbs such as
 // `status` run every second from status bars, so parsing and help import no verb.
 
-import { UsageError } from './args.js';
+import { flagsByVerb, UsageError, verb } from './args.js';
 import * as F from './verb-flags.js';
-import { flagsByVerb, verb } from './verb-entry.js';
 import { VERSION } from './version.js';
 
 export const VERB_TABLE = {

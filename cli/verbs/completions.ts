@@ -2,8 +2,7 @@
 // uses, so it cannot drift from it: each visible verb, its flags and the globals, the fixed values
 // a flag takes and the fixed words a verb takes. Hidden hook-side verbs are left out.
 
-import { GLOBAL_FLAGS, UsageError, type Flags, type Parsed } from '../args.js';
-import { visibleVerbs, type VerbTable } from '../verb-entry.js';
+import { GLOBAL_FLAGS, UsageError, visibleVerbs, type Flags, type Parsed, type VerbTable } from '../args.js';
 
 interface Shape {
   names: string[];

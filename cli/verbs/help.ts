@@ -1,8 +1,7 @@
 // `tma help [VERB]`, from the verb table it is handed.
 
-import { UsageError, type Parsed } from '../args.js';
+import { UsageError, type Parsed, type VerbTable } from '../args.js';
 import { overview, suggestVerb, verbHelp } from '../help.js';
-import type { VerbTable } from '../verb-entry.js';
 
 export async function main(p: Parsed, table: VerbTable): Promise<number> {
   const verb = p.positionals[0];

@@ -4,10 +4,9 @@
 // that one entry is all a new verb needs.
 
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { bool, GLOBAL_FLAGS, parseArgv, text, UsageError, type Parsed } from '../../cli/args.js';
+import { bool, flagsByVerb, GLOBAL_FLAGS, parseArgv, text, UsageError, verb, visibleVerbs, type Parsed, type VerbTable } from '../../cli/args.js';
 import { overview, suggestVerb, verbHelp } from '../../cli/help.js';
 import { run } from '../../cli/main.js';
-import { flagsByVerb, verb, visibleVerbs, type VerbTable } from '../../cli/verb-entry.js';
 import { VERB_FLAGS, VERB_TABLE } from '../../cli/verb-table.js';
 import { completionScript } from '../../cli/verbs/completions.js';
 

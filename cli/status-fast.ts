@@ -24,7 +24,7 @@ import { hostName } from '../collector/tmux/host.js';
 import { runChainSync } from '../collector/tmux/sync-chain.js';
 import { resolveTarget, tmuxBin, type ServerTarget } from '../collector/tmux/target.js';
 import { parseArgv } from './args.js';
-import { STATUS } from './verb-flags.js';
+import { STATUS } from './status-flags.js';
 import { selectorFrom } from './selector-opts.js';
 
 /** Global flags the quick path honours; any other (--hub, --debug-timing, --manifest-dir, …) takes the full path. */

@@ -4,24 +4,13 @@
 // make an import circle. A flag name means one type in every verb that has it.
 
 import { bool, list, text, type Flags } from './args.js';
+import { SELECTOR, STATES, STATUS } from './status-flags.js';
 
-const STATES = ['blocked', 'working', 'idle', 'unknown'] as const;
-
-export const SELECTOR = {
-  session: text,
-  repo: text,
-  branch: text,
-  agent: text,
-  state: { type: 'string', values: STATES },
-  host: text,
-} as const satisfies Flags;
+export { SELECTOR, STATUS };
 
 export const NONE = {} as const satisfies Flags;
 
 export const LS = { json: bool, pane: text, ...SELECTOR } as const satisfies Flags;
-
-/** Also what the quick path (cli/status-fast.ts) parses with. */
-export const STATUS = { format: { type: 'string', values: ['tmux', 'plain', 'json', 'prom'] }, ...SELECTOR } as const satisfies Flags;
 
 export const DOCTOR = { json: bool, 'exit-code': bool } as const satisfies Flags;
 

@@ -32,7 +32,7 @@ async function loaded(args: string[]): Promise<{ code: number; modules: string[]
 }
 
 /** What the table itself needs: the parser, the entries, their flags, the version, the hand-off. */
-const TABLE = ['cli/args', 'cli/handoff', 'cli/main', 'cli/verb-flags', 'cli/verb-table', 'cli/version'];
+const TABLE = ['cli/args', 'cli/handoff', 'cli/main', 'cli/status-flags', 'cli/verb-flags', 'cli/verb-table', 'cli/version'];
 
 it('help, --help and usage errors load the table and nothing of any verb', async () => {
   expect(await loaded(['help'])).toEqual({ code: 0, modules: [...TABLE.slice(0, 2), 'cli/help', ...TABLE.slice(2), 'cli/verbs/help'].sort(), packages: [] });

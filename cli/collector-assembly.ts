@@ -8,8 +8,8 @@ import type { ActResult } from '../shared/protocol.js';
 import { Engine } from '../collector/engine/cycle.js';
 import { intakeContext } from '../collector/engine/context-intake.js';
 import { intakeEvent } from '../collector/engine/event-intake.js';
-import { repoOf } from '../collector/engine/repo.js';
 import { discover } from '../collector/fleet/discovery.js';
+import { rowsWithRepos } from '../collector/repo-rows.js';
 import { ServerEngines } from '../collector/fleet/engines.js';
 import { Publisher, type ActRequest } from '../collector/fleet/publisher.js';
 import { HostNotifier } from '../collector/notify/host-notifier.js';
@@ -26,7 +26,7 @@ import { openRunner } from '../collector/tmux/runner.js';
 import { tmuxBin } from '../collector/tmux/target.js';
 import type { Config } from '../collector/config/config-schema.js';
 import type { ActionManifest } from '../collector/core/action-manifest.js';
-import { str, type Parsed } from './args.js';
+import { type Parsed } from './args.js';
 import { loadLocalConfig, loadManifestsFor } from './local.js';
 import { VERSION } from './version.js';
 
@@ -75,7 +75,7 @@ export function heartbeatOverride(env: NodeJS.ProcessEnv): number | undefined {
  * `[remote] share_prompt`: what a prompt asks travels to the hub unless the host turns it off,
  * so a person approving from the page or the fleet CLI sees what they approve.
  */
-function sharesPrompts(config: Config): boolean {
+export function sharesPrompts(config: Pick<Config, 'remote'>): boolean {
   return config.remote.sharePrompt !== false;
 }
 
@@ -105,15 +105,18 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
     // window the fold uses ([fold] freshness_secs, default 3 s), so one knob governs both.
     freshnessMs: config.fold.freshnessMs,
     env,
-    configPath: str(p.globals.config) ?? null,
+    configPath: p.globals.config ?? null,
     log,
   });
+  // Read once for both: the notifier's fleet events and the publisher's rows carry prompt text
+  // under the same rule, so a hub's own collector cannot share it in one and withhold it in the other.
+  const sharePrompt = sharesPrompts(config);
   const outbox = new NotifyOutbox({ log });
   const notifier = new HostNotifier({
     settings: config.notify,
     sinks: new HostSinks({ settings: config.notify, env, log }),
     fleet: (ev) => outbox.add(ev),
-    sharePrompt: sharesPrompts(config),
+    sharePrompt,
     log,
   });
   const allowedActions = typeof atStart === 'string' ? [] : remoteAllowed(atStart, config.remote);
@@ -126,7 +129,7 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
     onAct: (req: ActRequest) => (o.onAct ? o.onAct(req, engines) : remoteAct(req)),
     heartbeatMs: heartbeatOverride(env),
     log,
-    sharePrompt: sharesPrompts(config),
+    sharePrompt,
     onLive: () => outbox.flush(),
     onNotifyAck: (ids) => outbox.ack(ids),
   });
@@ -135,8 +138,8 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
     discover: (known) =>
       discover({
         known,
-        names: (p.globals['socket-name'] as string[] | undefined) ?? [],
-        paths: (p.globals['socket-path'] as string[] | undefined) ?? [],
+        names: p.globals['socket-name'] ?? [],
+        paths: p.globals['socket-path'] ?? [],
         env,
       }),
     open: async (target) =>
@@ -153,10 +156,7 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
     sweepMs: o.sweepMs,
     // Often enough that a one-shot reader never finds the heartbeat older than the freshness window.
     heartbeatMs: config.fold.freshnessMs > 0 ? Math.max(250, Math.floor(config.fold.freshnessMs / 2)) : 0,
-    enrich: (res) => {
-      const cwd = new Map(res.panes.map((r) => [r.rec.paneId, r.rec.currentPath]));
-      return Promise.all(res.rows.map(async (r) => ({ ...r, ...(await repoOf(cwd.get(r.pane) ?? '')) })));
-    },
+    enrich: rowsWithRepos,
     listenWake: async (socketPath, wake, engine) => {
       const path = wakeSocketPath(canonicalSocketPath(socketPath), wakeDir(env));
       // A hook's event, stamped here exactly as `tma event` would stamp it; an agent this collector

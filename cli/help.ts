@@ -1,35 +1,56 @@
-// One usage paragraph per verb, with an example or two: `tma VERB --help` and `tma help VERB`.
+// `tma help` and `tma VERB --help`, written from the verb table: the overview lists each verb's
+// overview lines by section, and one verb's help is its usage lines, then its help text.
 
-export const VERB_HELP: Record<string, string> = {
-  version: 'tma version\n  print the version',
-  ls: 'tma ls [--json] [--pane ID] [selectors]\n  list agent panes and their states\n\n  tma ls --state blocked\n  tma ls --json --agent claude',
-  status: 'tma status [--format tmux|plain|json|prom] [selectors]\n  counts for a status bar or a scraper\n\n  set -g status-right \'#(tma status)\'',
-  doctor: 'tma doctor [--json] [--exit-code]\n  what is wrong with detection and setup on this server\n\n  tma doctor --exit-code',
-  act: 'tma act NAME [--pane ID | selectors [--all]] [--dry-run] [--yes] [--force] [--json]\ntma act --list [--json] [--pane ID]\n  fire an action (approve, deny, …) at agent panes\n\n  tma act approve --pane %3\n  tma act --list --pane %3',
-  mute: 'tma mute [--pane ID | selectors] [--for DURATION | --clear]\n  silence notifications (default: indefinitely)\n\n  tma mute --pane %3 --for 30m',
-  collector: 'tma collector --hub URL --token-file F | --stdio [--host-name NAME] [--interval SECS]\n  publish every tmux server\'s agents to a hub\n  logs on stderr: readable on a terminal, JSON lines otherwise; --log-level LEVEL or TMA_LOG_LEVEL\n  (trace|debug|info|warn|error|fatal|silent, default info)\n\n  tma collector --hub ws://hub:7480 --token-file ~/.config/tma/collector.token',
-  hub: 'tma hub [--listen ADDR:PORT] [--config hub.toml] [--no-local]\n  serve the fleet (default 127.0.0.1:7480); SIGHUP re-reads hub.toml\n  logs on stderr as for collector (--log-level LEVEL or TMA_LOG_LEVEL)\n' +
-    'tma hub token --host NAME | --client NAME --role viewer|operator [--dir DIR] [--force] [--hub ws://HUB:PORT]\n' +
-    '  write a new 0600 token file and print its hub.toml entry (and, for a host, the collector command)\n\n' +
-    '  tma hub --listen 0.0.0.0:7480\n  tma hub token --host gpu1 --hub ws://hub.lan:7480',
-  wait: 'tma wait --until STATES [--pane ID|--any|--all|--count N] [--since MS] [--timeout SECS] [--json]\n  block until agents reach a state (exit 124 on timeout)\n\n  tma wait --until idle --pane %3 --timeout 600',
-  subscribe: 'tma subscribe --json [--interval SECS] [--changes-only] [--events]\n  stream snapshots or state transitions, one JSON line each\n\n  tma subscribe --json --events',
-  'install-hooks':
-    'tma install-hooks AGENT | --all [--check] [--uninstall] [--yes] [path flags]\n' +
-    '  wire an agent\'s hooks (claude gemini cursor opencode codex pi) to tma-hook; every change is shown\n' +
-    '  as a diff and asked for first. Path flags: --settings --gemini-settings --codex-config --codex-hooks\n' +
-    '  --cursor-hooks --opencode-plugin --pi-extension --config-dir --wrapper-path --wrapper-ref absolute|bare\n\n' +
-    '  tma install-hooks claude\n  tma install-hooks --check',
-  'install-keys':
-    'tma install-keys [--mouse] [--check] [--uninstall] [--yes] [--conf PATH] [--config-dir DIR]\n' +
-    '  tmux key bindings (prefix+j next waiting agent, g blocked, b back, h home, a menu) in a file of\n  their own, sourced by one line in your tmux.conf\n\n  tma install-keys --mouse',
-  init: 'tma init [--yes] [--no-daemon] [--conf PATH] [--config-dir DIR]\n  wire every supported agent on $PATH, install the key bindings, then run doctor\n\n  tma init',
-  jump:
-    'tma jump [--attention | --blocked | --next | --back | --home | --pane ID | --menu] [--client NAME] [selectors]\n' +
-    '  focus the agent that needs you; --back and --home walk back along this client\'s trail\n\n  tma jump --attention\n  tma jump --back',
-  completions: 'tma completions bash|zsh|fish\n  a completion script on stdout\n\n  tma completions bash > ~/.local/share/bash-completion/completions/tma',
-  help: 'tma help [VERB]\n  this help, or one verb\'s\n\n  tma help jump',
-};
+import { visibleVerbs, type Section, type VerbTable } from './args.js';
+import { VERSION } from './version.js';
+
+const FLEET = `fleet: --hub URL (or TMA_HUB) with --token-file F (or TMA_HUB_TOKEN, a token or @path) runs
+  ls, status, wait, subscribe and act against a hub, over every host; --host NAME selects one;
+  act NAME --host H [--server S] --pane ID fires on that host (an operator token; --slot KEY
+  replays instead of firing twice)
+`;
+
+const FOOTER = `selectors: --state LIST --agent NAME --session NAME --repo NAME --branch NAME
+global flags: --socket-name/-L NAME, --socket-path/-S PATH, --config PATH, --manifest-dir DIR
+  --log-level LEVEL (hub and collector; or TMA_LOG_LEVEL)
+`;
+
+/** Where a summary starts: a synopsis that leaves it less than two spaces goes on a line of its own. */
+const COLUMN = 42;
+
+function overviewLines(table: VerbTable, section: Section): string {
+  let out = '';
+  for (const e of Object.values(table)) {
+    if (e.section !== section) continue;
+    for (const [synopsis, summary] of e.overview) {
+      const syn = `  ${synopsis.replaceAll('\n', '\n  ')}`;
+      const sum = summary.replaceAll('\n', `\n${' '.repeat(COLUMN)}`);
+      out += syn.includes('\n') || syn.length > COLUMN - 2 ? `${syn}\n${' '.repeat(COLUMN)}${sum}\n` : `${syn.padEnd(COLUMN)}${sum}\n`;
+    }
+  }
+  return out;
+}
+
+/** `tma help`: every visible verb, by section. */
+export function overview(table: VerbTable): string {
+  return (
+    `tma ${VERSION} — which coding agent in tmux needs you, on this machine or across a fleet\n\n` +
+    'usage: tma [global flags] <command> [flags]\n\n' +
+    `commands:\n${overviewLines(table, 'commands')}\n` +
+    `${FLEET}${overviewLines(table, 'other')}\n` +
+    `setup:\n${overviewLines(table, 'setup')}\n` +
+    FOOTER
+  );
+}
+
+/** `tma help VERB` and `tma VERB --help`, or null for a verb the table does not have. */
+export function verbHelp(table: VerbTable, verb: string): string | null {
+  const e = Object.hasOwn(table, verb) ? table[verb]! : null;
+  return e ? `usage: ${[...e.usage, e.help].join('\n')}\n` : null;
+}
+
+/** The visible verb closest to a mistyped word, when it is close enough to be a likely typo. */
+export const suggestVerb = (table: VerbTable, word: string): string | null => closestVerb(word, visibleVerbs(table));
 
 /** The verb closest to a mistyped one, when it is close enough to be a likely typo. */
 export function closestVerb(word: string, verbs: string[]): string | null {

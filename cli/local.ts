@@ -12,7 +12,7 @@ import { hostName } from '../collector/tmux/host.js';
 import { readProcesses } from '../collector/tmux/proc-table.js';
 import { openRunner } from '../collector/tmux/runner.js';
 import { resolveTarget, TargetConflictError, tmuxBin, type ServerTarget } from '../collector/tmux/target.js';
-import { flag, str, UsageError, type Parsed } from './args.js';
+import { UsageError, type Parsed } from './args.js';
 
 /** An error that ends a verb with this exit code after printing its message. */
 export class ExitError extends Error {
@@ -38,8 +38,8 @@ export interface Local {
 }
 
 export function targetOf(p: Parsed, env: NodeJS.ProcessEnv = process.env): ServerTarget {
-  const names = (p.globals['socket-name'] as string[] | undefined) ?? [];
-  const paths = (p.globals['socket-path'] as string[] | undefined) ?? [];
+  const names = p.globals['socket-name'] ?? [];
+  const paths = p.globals['socket-path'] ?? [];
   if (names.length > 1 || paths.length > 1) throw new UsageError('give one --socket-name or --socket-path');
   try {
     return resolveTarget({ socketName: names[0], socketPath: paths[0], env });
@@ -51,7 +51,7 @@ export function targetOf(p: Parsed, env: NodeJS.ProcessEnv = process.env): Serve
 
 export async function loadLocalConfig(p: Parsed, env: NodeJS.ProcessEnv = process.env): Promise<Config> {
   try {
-    return await loadConfig(str(p.globals.config), env);
+    return await loadConfig(p.globals.config, env);
   } catch (e) {
     if (e instanceof ConfigError) throw new ExitError(e.message, 1);
     throw e;
@@ -62,7 +62,7 @@ export async function loadLocalConfig(p: Parsed, env: NodeJS.ProcessEnv = proces
 export async function loadManifestsFor(p: Parsed, config: Config, env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<ManifestSet> {
   let set: ManifestSet;
   try {
-    set = applyAgentConfig(await loadAgentManifestsCached({ manifestDir: str(p.globals['manifest-dir']), env }), config.agents);
+    set = applyAgentConfig(await loadAgentManifestsCached({ manifestDir: p.globals['manifest-dir'], env }), config.agents);
   } catch (e) {
     throw new ExitError(`manifests could not be loaded: ${(e as Error).message}`, 1);
   }
@@ -142,7 +142,7 @@ export async function guard(body: () => Promise<number>): Promise<number> {
  * time and how each pane was handled, so a slow status bar can be told from a slow tmux.
  */
 export async function timedCycle(p: Parsed, engine: Engine): Promise<CycleResult> {
-  if (!flag(p.globals['debug-timing'])) return engine.cycle();
+  if (!p.globals['debug-timing']) return engine.cycle();
   const t0 = performance.now();
   const res = await engine.cycle();
   const ms = performance.now() - t0;

@@ -2,11 +2,11 @@
 // A value that is not a level is a usage error (exit 2) before anything starts.
 
 import { pickLogLevel, type LogLevel } from '../shared/log-level.js';
-import { str, UsageError, type Parsed } from './args.js';
+import { UsageError, type Parsed } from './args.js';
 
 export function logLevelOf(p: Parsed, env: NodeJS.ProcessEnv): LogLevel {
   try {
-    return pickLogLevel(str(p.globals['log-level']), env);
+    return pickLogLevel(p.globals['log-level'], env);
   } catch (e) {
     throw new UsageError((e as Error).message);
   }

@@ -23,7 +23,8 @@ import { canonicalSocketPath, socketPathOfTarget, wakeDir, wakeSocketPath } from
 import { hostName } from '../collector/tmux/host.js';
 import { runChainSync } from '../collector/tmux/sync-chain.js';
 import { resolveTarget, tmuxBin, type ServerTarget } from '../collector/tmux/target.js';
-import { parseArgv, STATUS_OPTS, str } from './args.js';
+import { parseArgv } from './args.js';
+import { STATUS } from './status-flags.js';
 import { selectorFrom } from './selector-opts.js';
 
 /** Global flags the quick path honours; any other (--hub, --debug-timing, --manifest-dir, …) takes the full path. */
@@ -83,18 +84,18 @@ export async function statusFast(argv: readonly string[], env: NodeJS.ProcessEnv
   if (env.TMA_HUB) return DECLINED;
   let out: string;
   try {
-    const p = parseArgv(argv, { status: STATUS_OPTS });
+    const p = parseArgv(argv, { status: STATUS });
     if (p.verb !== 'status' || p.positionals.length) return DECLINED;
     if (Object.keys(p.globals).some((g) => !GLOBALS.has(g))) return DECLINED;
-    const names = (p.globals['socket-name'] as string[] | undefined) ?? [];
-    const paths = (p.globals['socket-path'] as string[] | undefined) ?? [];
+    const names = p.globals['socket-name'] ?? [];
+    const paths = p.globals['socket-path'] ?? [];
     if (names.length > 1 || paths.length > 1) return DECLINED;
-    const format = str(p.opts.format) ?? 'tmux';
+    const format = p.opts.format ?? 'tmux';
     if (!isStatusFormat(format)) return DECLINED;
     const sel = selectorFrom(p, { fleet: false });
     // Repo and branch labels come from the panes' folders, which only the full path reads.
     if (sel.repo !== null || sel.branch !== null) return DECLINED;
-    const config = quickConfig(str(p.globals.config), env, join(bundleDir, configChunk));
+    const config = quickConfig(p.globals.config, env, join(bundleDir, configChunk));
     if (config === null) return DECLINED;
     const target = resolveTarget({ socketName: names[0], socketPath: paths[0], env });
     // The collector's read when it answers in time, else one tmux call of our own (throws on a tmux error).

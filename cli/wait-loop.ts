@@ -14,7 +14,8 @@ import {
   type WaitSpec,
   type WaitStep,
 } from '../shared/wait.js';
-import { flag, str, UsageError, type Parsed } from './args.js';
+import { UsageError, type Parsed } from './args.js';
+import type { WAIT } from './verb-flags.js';
 
 const TICK_MS = 1000;
 
@@ -25,11 +26,11 @@ export interface WaitRequest {
   timeoutRaw: string | undefined;
 }
 
-export function waitRequestOf(p: Parsed, sel: Selector): WaitRequest {
-  const timeoutRaw = str(p.opts.timeout);
+export function waitRequestOf(p: Parsed<typeof WAIT>, sel: Selector): WaitRequest {
+  const timeoutRaw = p.opts.timeout;
   try {
     const spec = parseWaitSpec(
-      { until: str(p.opts.until), pane: str(p.opts.pane), any: flag(p.opts.any), all: flag(p.opts.all), count: str(p.opts.count), since: str(p.opts.since) },
+      { until: p.opts.until, pane: p.opts.pane, any: p.opts.any === true, all: p.opts.all === true, count: p.opts.count, since: p.opts.since },
       sel,
     );
     return { spec, timeoutMs: timeoutRaw === undefined ? null : parseWaitTimeout(timeoutRaw), timeoutRaw };

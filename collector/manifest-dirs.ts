@@ -2,9 +2,9 @@
 // the hot one-shot paths can find and read manifests without loading a validator.
 
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, isAbsolute, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tmaConfigDir } from '../shared/config-dir.js';
 import type { ManifestFile, ManifestIssue } from './core/types.js';
 
 export type Env = Record<string, string | undefined>;
@@ -35,19 +35,12 @@ export function bundledActionDir(): string {
   return join(manifestRoot(), 'actions');
 }
 
-// XDG says a relative XDG_CONFIG_HOME is invalid and must be ignored.
-function configHome(env: Env): string {
-  const xdg = env['XDG_CONFIG_HOME'];
-  if (xdg && isAbsolute(xdg)) return xdg;
-  return join(env['HOME'] || homedir(), '.config');
-}
-
 export function userManifestDir(env: Env): string {
-  return join(configHome(env), 'tma', 'agents');
+  return join(tmaConfigDir(env), 'agents');
 }
 
 export function userActionDir(env: Env): string {
-  return join(configHome(env), 'tma', 'actions');
+  return join(tmaConfigDir(env), 'actions');
 }
 
 /**

@@ -1,8 +1,8 @@
 // Bundles the command line into dist/bundle/cli/ (run by `npm run build`, after tsc), so a
 // one-shot verb such as `tma status` loads a handful of files instead of every module it touches.
-// Each verb stays lazily loaded: code splitting turns every `await import()` of cli/main.ts into
-// its own chunk, and npm packages stay outside the bundle (imported from node_modules as before),
-// so zod, hono, pino and friends still load only for the verbs that use them.
+// Each verb stays lazily loaded: code splitting turns every `await import()` of the verb table
+// (cli/verb-table.ts) into its own chunk, and npm packages stay outside the bundle (imported from
+// node_modules as before), so zod, hono, pino and friends still load only for the verbs that use them.
 //
 // The chunks sit three folders below the package root, as the tsc output's modules do
 // (dist/cli/verbs/x.js), and flat in one folder: code that finds the package's own files relative

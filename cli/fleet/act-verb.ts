@@ -10,7 +10,8 @@ import { actResultSchema, type ActResult } from '../../shared/protocol.js';
 import { fleetAsks } from '../../shared/ls-text.js';
 import { toJsonLine } from '../../shared/row.js';
 import { isEmptySelector } from '../../shared/selectors.js';
-import { flag, str, UsageError, type Parsed } from '../args.js';
+import { UsageError, type Parsed } from '../args.js';
+import type { ACT } from '../verb-flags.js';
 import { ExitError, guard } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
 import { getJson, hubTarget, postJson, selectorQuery, type HubTarget } from './hub-client.js';
@@ -125,14 +126,13 @@ export function remoteNote(r: ActResult, slot: string): string | null {
   }
 }
 
-function binders(p: Parsed): { expectEpisodeMs: number | null; expectPermissionRequest: string | null; expectPrompt: string | null } {
-  const prompt = str(p.opts['expect-prompt']);
+function binders(p: Parsed<typeof ACT>): { expectEpisodeMs: number | null; expectPermissionRequest: string | null; expectPrompt: string | null } {
+  const prompt = p.opts['expect-prompt'];
   if (prompt !== undefined && !/^[A-Za-z0-9._:-]{1,64}$/.test(prompt)) throw new UsageError(`--expect-prompt needs a prompt id, got "${prompt}"`);
-  const ep = str(p.opts['expect-episode-ms']);
-  if (ep !== undefined && !/^\d+$/.test(ep)) throw new UsageError(`--expect-episode-ms needs an epoch in ms, got "${ep}"`);
-  const req = str(p.opts['expect-permission-request']);
+  const ep = p.opts['expect-episode-ms'];
+  const req = p.opts['expect-permission-request'];
   if (req === '') throw new UsageError('--expect-permission-request needs a request id');
-  return { expectEpisodeMs: ep === undefined ? null : Number(ep), expectPermissionRequest: req ?? null, expectPrompt: prompt ?? null };
+  return { expectEpisodeMs: ep ?? null, expectPermissionRequest: req ?? null, expectPrompt: prompt ?? null };
 }
 
 interface Plan {
@@ -144,16 +144,16 @@ interface Plan {
 }
 
 /** Every usage rule, checked before the hub is asked anything. */
-export function planFleetAct(p: Parsed): Plan {
+export function planFleetAct(p: Parsed<typeof ACT>): Plan {
   const o = p.opts;
   for (const f of LOCAL_ONLY) if (o[f] !== undefined) throw new UsageError(`--${f} is not available with --hub (the host never forces, assumes a yes, or takes --arg)`);
   const action = p.positionals[0];
   if (action === undefined) throw new UsageError('act needs an action name');
   if (p.positionals.length > 1) throw new UsageError(`unexpected argument "${p.positionals[1]}"`);
   const sel = selectorFrom(p, { fleet: true });
-  const pane = str(o.pane) ?? null;
-  const server = str(o.server) ?? null;
-  const all = flag(o.all);
+  const pane = o.pane ?? null;
+  const server = o.server ?? null;
+  const all = o.all === true;
   if (pane !== null && !/^%\d+$/.test(pane)) throw new UsageError(`--pane takes a pane id like %3, got "${pane}"`);
   if (server === '') throw new UsageError('--server needs a socket path');
   if (pane !== null) {
@@ -164,7 +164,7 @@ export function planFleetAct(p: Parsed): Plan {
     throw new UsageError('no target: give --pane (with --host), a selector, or --all');
   }
   const b = binders(p);
-  const slot = str(o.slot) ?? null;
+  const slot = o.slot ?? null;
   if (slot !== null && !SLOT.test(slot)) throw new UsageError('--slot uses 1–200 letters, digits and . _ : -');
   if (all && (slot !== null || b.expectEpisodeMs !== null || b.expectPermissionRequest !== null || b.expectPrompt !== null)) {
     throw new UsageError('--slot and --expect-* name a single pane; they cannot be combined with --all');
@@ -203,17 +203,17 @@ async function send(t: HubTarget, body: ActBody): Promise<Sent> {
   return { kind: 'fail', code: 1, message: said };
 }
 
-export async function main(p: Parsed): Promise<number> {
+export async function main(p: Parsed<typeof ACT>): Promise<number> {
   const plan = planFleetAct(p);
   const t = hubTarget(p, process.env);
-  const json = flag(p.opts.json);
+  const json = p.opts.json === true;
   return guard(async () => {
     const q = selectorQuery(p);
     const doc = await getJson<FleetDocument>(t, '/v1/agents', q);
     const rows = plan.server === null ? doc.agents : doc.agents.filter((r) => r.server === plan.server);
 
     if (!plan.all) {
-      const picked = pickRow(rows, { pane: plan.pane, host: str(p.opts.host) ?? null, server: plan.server });
+      const picked = pickRow(rows, { pane: plan.pane, host: p.opts.host ?? null, server: plan.server });
       if (picked.kind === 'fail') throw new ExitError(picked.message, picked.code);
       const body = bodyFor(plan.action, picked.row, plan.given);
       const sent = await send(t, body);

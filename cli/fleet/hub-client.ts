@@ -2,20 +2,14 @@
 // reading it (one document, or a stream of lines).
 
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { str, UsageError, type Parsed } from '../args.js';
+import { UsageError, type Parsed } from '../args.js';
+import type { SELECTOR } from '../verb-flags.js';
+import { defaultTokenFile } from '../hub-files.js';
 import { ExitError } from '../local.js';
 
 export interface HubTarget {
   base: URL;
   token: string | null;
-}
-
-/** The token file `tma hub` writes when it runs without a hub.toml. */
-export function defaultTokenFile(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
-  return join(base, 'tma', 'hub.token');
 }
 
 function readTokenFile(path: string, what: string): string {
@@ -31,7 +25,7 @@ function readTokenFile(path: string, what: string): string {
 
 /** `--hub URL` or `TMA_HUB`; null when neither is set (the verb then works locally). */
 export function hubUrlOf(p: Parsed, env: NodeJS.ProcessEnv): string | null {
-  return str(p.globals.hub) ?? (env.TMA_HUB || null);
+  return p.globals.hub ?? (env.TMA_HUB || null);
 }
 
 /**
@@ -49,7 +43,7 @@ export function hubTarget(p: Parsed, env: NodeJS.ProcessEnv): HubTarget {
   if (base.protocol === 'ws:') base.protocol = 'http:';
   if (base.protocol === 'wss:') base.protocol = 'https:';
   if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new UsageError(`--hub: use http://HOST:PORT, not ${base.protocol}`);
-  const file = str(p.globals['token-file']);
+  const file = p.globals['token-file'];
   let token: string | null = null;
   if (file) token = readTokenFile(file, '--token-file');
   else if (env.TMA_HUB_TOKEN) token = env.TMA_HUB_TOKEN.startsWith('@') ? readTokenFile(env.TMA_HUB_TOKEN.slice(1), 'TMA_HUB_TOKEN file') : env.TMA_HUB_TOKEN;
@@ -155,10 +149,10 @@ export async function streamSse(t: HubTarget, path: string, query: URLSearchPara
 }
 
 /** Query parameters for the selector flags a fleet verb was given. */
-export function selectorQuery(p: Parsed): URLSearchParams {
+export function selectorQuery(p: Parsed<typeof SELECTOR>): URLSearchParams {
   const q = new URLSearchParams();
-  for (const k of ['state', 'agent', 'host', 'repo', 'branch', 'session']) {
-    const v = str(p.opts[k]);
+  for (const k of ['state', 'agent', 'host', 'repo', 'branch', 'session'] as const) {
+    const v = p.opts[k];
     if (v !== undefined) q.set(k, v);
   }
   return q;

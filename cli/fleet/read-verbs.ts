@@ -8,7 +8,8 @@ import { rowsDocument, singleRowDocument, toJsonLine } from '../../shared/row.js
 import { countRows, statusJson, statusPlain, statusProm, statusTmux } from '../../shared/status-format.js';
 import { Waiter } from '../../shared/wait.js';
 import { waitLoop, waitRequestOf } from '../wait-loop.js';
-import { flag, str, UsageError, type Parsed } from '../args.js';
+import { UsageError, type Parsed } from '../args.js';
+import type { LS, STATUS, SUBSCRIBE, WAIT } from '../verb-flags.js';
 import { guard, loadLocalConfig } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
 import { getJson, hubTarget, selectorQuery, streamSse, type HubTarget } from './hub-client.js';
@@ -23,24 +24,26 @@ function target(p: Parsed): HubTarget {
 
 const agents = (t: HubTarget, q: URLSearchParams) => getJson<FleetDocument>(t, '/v1/agents', q);
 
-export async function ls(p: Parsed): Promise<number> {
+export async function ls(p: Parsed<typeof LS>): Promise<number> {
   const t = target(p);
   return guard(async () => {
     const doc = await agents(t, selectorQuery(p));
-    const pane = str(p.opts.pane);
+    const pane = p.opts.pane;
     const rows = pane ? doc.agents.filter((r) => r.pane === pane) : doc.agents;
-    if (flag(p.opts.json)) process.stdout.write(`${toJsonLine({ ...doc, agents: rows })}\n`);
+    if (p.opts.json === true) process.stdout.write(`${toJsonLine({ ...doc, agents: rows })}
+`);
     else {
       // The fleet form ends with what a blocked row asks, so a person sees what they would approve.
       const hosts = new Map(doc.hosts.map((h) => [h.host, h]));
-      for (const r of rows) process.stdout.write(`${fleetLsTextLine(r)}\t${fleetAsks(r, hosts.get(r.host))}${r.stale ? '\tstale' : ''}\n`);
+      for (const r of rows) process.stdout.write(`${fleetLsTextLine(r)}	${fleetAsks(r, hosts.get(r.host))}${r.stale ? '	stale' : ''}
+`);
     }
     return 0;
   });
 }
 
-export async function status(p: Parsed): Promise<number> {
-  const format = str(p.opts.format) ?? 'tmux';
+export async function status(p: Parsed<typeof STATUS>): Promise<number> {
+  const format = p.opts.format ?? 'tmux';
   if (!(FORMATS as readonly string[]).includes(format)) throw new UsageError(`unknown --format "${format}" (tmux, plain, json, prom)`);
   const t = target(p);
   return guard(async () => {
@@ -55,11 +58,11 @@ export async function status(p: Parsed): Promise<number> {
   });
 }
 
-export async function subscribe(p: Parsed): Promise<number> {
-  if (!flag(p.opts.json)) throw new UsageError('subscribe needs --json');
+export async function subscribe(p: Parsed<typeof SUBSCRIBE>): Promise<number> {
+  if (!p.opts.json) throw new UsageError('subscribe needs --json');
   const t = target(p);
   const q = selectorQuery(p);
-  if (flag(p.opts.events)) q.set('events', '1');
+  if (p.opts.events === true) q.set('events', '1');
   return guard(async () => {
     let open = true;
     process.stdout.on('error', () => (open = false));
@@ -74,11 +77,11 @@ export async function subscribe(p: Parsed): Promise<number> {
   });
 }
 
-export async function wait(p: Parsed): Promise<number> {
+export async function wait(p: Parsed<typeof WAIT>): Promise<number> {
   const sel = selectorFrom(p, { fleet: true });
   const req = waitRequestOf(p, sel);
   const t = hubTarget(p, process.env);
-  const json = flag(p.opts.json);
+  const json = p.opts.json === true;
   return guard(async () => {
     // Selection happens in the waiter, so that members leaving the selection are seen as such.
     const observe = async () => {

@@ -3,18 +3,16 @@
 
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { installStateDir, installStateDirPinned } from '../../shared/config-dir.js';
 
 export type Env = NodeJS.ProcessEnv;
 
 const set = (v: string | undefined) => (v !== undefined && v !== '' ? v : undefined);
 export const home = (env: Env) => set(env.HOME) ?? '.';
 
-export function configDir(env: Env, flag?: string): string {
-  return set(flag) ?? set(env.TMA_CONFIG_DIR) ?? join(set(env.XDG_CONFIG_HOME) ?? join(home(env), '.config'), 'tma');
-}
-
-/** True when the config dir was pinned (flag or TMA_CONFIG_DIR) rather than derived. */
-export const configDirPinned = (env: Env, flag?: string) => set(flag) !== undefined || set(env.TMA_CONFIG_DIR) !== undefined;
+/** The install state's folder (shared/config-dir.ts says where, and what TMA_CONFIG_DIR moves). */
+export const configDir = installStateDir;
+export const configDirPinned = installStateDirPinned;
 
 /** The package's own files: dist/cli/install/paths.js sits three levels below the root. */
 export const packageFile = (rel: string) => fileURLToPath(new URL(`../../../${rel}`, import.meta.url));

@@ -14,21 +14,21 @@ import { openRunner } from '../../collector/tmux/runner.js';
 import { targetFlags, tmuxBin } from '../../collector/tmux/target.js';
 import { isEmptySelector } from '../../shared/selectors.js';
 import { toJsonLine } from '../../shared/row.js';
-import { flag, str, UsageError, type Parsed } from '../args.js';
+import { UsageError, type Parsed } from '../args.js';
+import type { ACT, SUPERVISE } from '../verb-flags.js';
 import { ExitError, guard, openLocal, targetOf } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
 import { panesFor } from '../targets.js';
 
 const FIRE_FLAGS = ['all', 'dry-run', 'arg', 'force', 'yes', 'slot', 'expect-episode-ms', 'expect-permission-request', 'expect-prompt', 'again'] as const;
 
-function binderValues(p: Parsed): { expectEpisodeMs: number | null; expectPermissionRequest: string | null; expectPrompt: string | null } {
-  const prompt = str(p.opts['expect-prompt']);
+function binderValues(p: Parsed<typeof ACT>): { expectEpisodeMs: number | null; expectPermissionRequest: string | null; expectPrompt: string | null } {
+  const prompt = p.opts['expect-prompt'];
   if (prompt !== undefined && !/^[A-Za-z0-9._:-]{1,64}$/.test(prompt)) throw new UsageError(`--expect-prompt needs a prompt id, got "${prompt}"`);
-  const ep = str(p.opts['expect-episode-ms']);
-  if (ep !== undefined && !/^\d+$/.test(ep)) throw new UsageError(`--expect-episode-ms needs an epoch in ms, got "${ep}"`);
-  const req = str(p.opts['expect-permission-request']);
+  const ep = p.opts['expect-episode-ms'];
+  const req = p.opts['expect-permission-request'];
   if (req === '') throw new UsageError('--expect-permission-request needs a request id');
-  return { expectEpisodeMs: ep === undefined ? null : Number(ep), expectPermissionRequest: req ?? null, expectPrompt: prompt ?? null };
+  return { expectEpisodeMs: ep ?? null, expectPermissionRequest: req ?? null, expectPrompt: prompt ?? null };
 }
 
 function loadActionSet(): ActionManifest[] {
@@ -49,14 +49,14 @@ async function confirmBatch(action: ActionManifest, panes: string[]): Promise<bo
   }
 }
 
-export async function main(p: Parsed): Promise<number> {
+export async function main(p: Parsed<typeof ACT>): Promise<number> {
   const o = p.opts;
-  const list = flag(o.list);
+  const list = o.list === true;
   const name = p.positionals[0];
   if (p.positionals.length > 1) throw new UsageError(`unexpected argument "${p.positionals[1]}"`);
   const sel = selectorFrom(p, { fleet: false });
-  const pane = str(o.pane) ?? null;
-  const all = flag(o.all);
+  const pane = o.pane ?? null;
+  const all = o.all === true;
   if (list) {
     if (name !== undefined) throw new UsageError('--list takes no action name');
     if (o.agent !== undefined) throw new UsageError('--list cannot be combined with --agent');
@@ -67,13 +67,13 @@ export async function main(p: Parsed): Promise<number> {
   }
   if (pane !== null && o.agent !== undefined) throw new UsageError('--pane cannot be combined with --agent');
   const binders = binderValues(p);
-  const slot = str(o.slot) ?? null;
+  const slot = o.slot ?? null;
   if (slot === '') throw new UsageError('--slot needs a key');
   // A receipt and a binder each name one dispatch to one pane; a fan-out has many.
   if (all && (slot !== null || binders.expectEpisodeMs !== null || binders.expectPermissionRequest !== null || binders.expectPrompt !== null)) {
     throw new UsageError('--slot and --expect-* name a single pane; they cannot be combined with --all');
   }
-  const args = (o.arg as string[] | undefined) ?? [];
+  const args = o.arg ?? [];
 
   return guard(async () => {
     const actions = loadActionSet();
@@ -96,8 +96,8 @@ export async function main(p: Parsed): Promise<number> {
       const runner = local.engine.runner;
       const ctx: PreviewContext = { engine: local.engine, apiBase: local.config.apiBase, now: Date.now(), pidAlive: processAlive };
 
-      if (flag(o['dry-run'])) {
-        if (flag(o.json)) {
+      if (o['dry-run'] === true) {
+        if (o.json === true) {
           process.stdout.write(`${toJsonLine(await dryRunDocument(runner, action, panes, ctx, args, all))}\n`);
           return 0;
         }
@@ -105,9 +105,9 @@ export async function main(p: Parsed): Promise<number> {
         return 0;
       }
 
-      let yes = flag(o.yes);
+      let yes = o.yes === true;
       if (action.confirm && !yes) yes = await confirmBatch(action, panes);
-      const config = str(p.globals.config);
+      const config = p.globals.config;
       const results: ActResult[] = [];
       for (const target of panes) {
         const r = await fireAction({
@@ -117,8 +117,8 @@ export async function main(p: Parsed): Promise<number> {
           pane: target,
           binders,
           slot,
-          force: flag(o.force),
-          again: flag(o.again),
+          force: o.force === true,
+          again: o.again === true,
           yes,
           args,
           apiBase: local.config.apiBase,
@@ -132,7 +132,7 @@ export async function main(p: Parsed): Promise<number> {
         if (n !== null) process.stderr.write(`tma: ${n}\n`);
         results.push(r);
       }
-      if (flag(o.json)) process.stdout.write(`${toJsonLine(all ? resultsEnvelope(results) : resultObject(results[0]!))}\n`);
+      if (o.json === true) process.stdout.write(`${toJsonLine(all ? resultsEnvelope(results) : resultObject(results[0]!))}\n`);
       return all ? worstExit(results) : results[0]!.exit_code;
     } finally {
       local.close();
@@ -140,7 +140,7 @@ export async function main(p: Parsed): Promise<number> {
   });
 }
 
-async function listActions(p: Parsed, actions: ActionManifest[], pane: string | null): Promise<number> {
+async function listActions(p: Parsed<typeof ACT>, actions: ActionManifest[], pane: string | null): Promise<number> {
   let entries: ListEntry[] = actions.map((action) => ({ action }));
   if (pane !== null) {
     const local = await openLocal(p);
@@ -156,16 +156,16 @@ async function listActions(p: Parsed, actions: ActionManifest[], pane: string | 
       local.close();
     }
   }
-  process.stdout.write(flag(p.opts.json) ? `${toJsonLine(listObject(entries))}\n` : listText(entries));
+  process.stdout.write(p.opts.json === true ? `${toJsonLine(listObject(entries))}\n` : listText(entries));
   return 0;
 }
 
 /** Hidden: `tma supervise --pane P --name N --nonce X --timeout-ms T -- COMMAND`. */
-export async function superviseMain(p: Parsed): Promise<number> {
-  const pane = str(p.opts.pane);
-  const name = str(p.opts.name);
-  const nonce = str(p.opts.nonce);
-  const timeoutMs = Number(str(p.opts['timeout-ms']));
+export async function superviseMain(p: Parsed<typeof SUPERVISE>): Promise<number> {
+  const pane = p.opts.pane;
+  const name = p.opts.name;
+  const nonce = p.opts.nonce;
+  const timeoutMs = p.opts['timeout-ms'] ?? 0;
   const command = p.positionals[0];
   if (!pane || !name || !nonce || !(timeoutMs > 0) || command === undefined) throw new UsageError('supervise: missing arguments');
   const runner = await openRunner(targetOf(p), { mode: 'spawn', bin: tmuxBin(process.env) });

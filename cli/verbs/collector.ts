@@ -6,7 +6,9 @@ import { readFileSync } from 'node:fs';
 import { stdioLink } from '../../collector/fleet/stdio-link.js';
 import { collectUrl, dialHub } from '../../collector/fleet/ws-link.js';
 import { hostName } from '../../collector/tmux/host.js';
-import { flag, str, UsageError, type Parsed } from '../args.js';
+import { hostLabel } from '../../shared/host-label.js';
+import { UsageError, type Parsed } from '../args.js';
+import type { COLLECTOR } from '../verb-flags.js';
 import { ExitError, guard } from '../local.js';
 import { assembleCollector, heartbeatOverride, IDLE_SWEEP_MS, WATCHED_SWEEP_MS } from '../collector-assembly.js';
 import { tokenFileWarning } from '../../shared/token-file-mode.js';
@@ -15,18 +17,17 @@ import { createLogger, lineLogTo } from '../../shared/log.js';
 
 const HOST_NAME = /^[A-Za-z0-9._-]{1,253}$/;
 
-function hostOf(p: Parsed): string {
-  const given = str(p.opts['host-name']);
+function hostOf(p: Parsed<typeof COLLECTOR>): string {
+  const given = p.opts['host-name'];
   if (given !== undefined) {
     if (!HOST_NAME.test(given)) throw new UsageError('--host-name uses letters, digits, dot, dash and underscore');
     return given;
   }
-  // Odd machine names still get a usable label rather than a refused hello.
-  return hostName().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 253);
+  return hostLabel(hostName());
 }
 
-function intervalOf(p: Parsed): number {
-  const v = str(p.opts.interval);
+function intervalOf(p: Parsed<typeof COLLECTOR>): number {
+  const v = p.opts.interval;
   if (v === undefined) return 1000;
   const secs = Number(v);
   if (!/^\d+(\.\d+)?$/.test(v) || !(secs > 0)) throw new UsageError('--interval takes a positive number of seconds');
@@ -45,12 +46,12 @@ function readToken(file: string): { token: string; loose: string | null } {
   return { token, loose: tokenFileWarning(file) };
 }
 
-export async function main(p: Parsed): Promise<number> {
-  const stdio = flag(p.opts.stdio);
-  const hub = str(p.globals.hub);
+export async function main(p: Parsed<typeof COLLECTOR>): Promise<number> {
+  const stdio = p.opts.stdio === true;
+  const hub = p.globals.hub;
   if (stdio && hub) throw new UsageError('give --hub or --stdio, not both');
   if (!stdio && !hub) throw new UsageError('tma collector needs --hub ws://HOST:PORT (with --token-file) or --stdio');
-  const tokenFile = str(p.globals['token-file']);
+  const tokenFile = p.globals['token-file'];
   if (hub && !tokenFile) throw new UsageError('--hub needs --token-file');
   const host = hostOf(p);
   const intervalMs = intervalOf(p);
@@ -74,9 +75,9 @@ export async function main(p: Parsed): Promise<number> {
     const log = lineLogTo(await createLogger({ name: 'tma-collector', level }));
     if (loose) log(loose, 'warn');
     // Without --interval, a collector that watches output sweeps an unchanging server every 5 s.
-    const idleMs = str(p.opts.interval) === undefined ? IDLE_SWEEP_MS : intervalMs;
+    const idleMs = p.opts.interval === undefined ? IDLE_SWEEP_MS : intervalMs;
     // …and every 30 s while every session's output is heard.
-    const sweepMs = str(p.opts.interval) === undefined ? WATCHED_SWEEP_MS : intervalMs;
+    const sweepMs = p.opts.interval === undefined ? WATCHED_SWEEP_MS : intervalMs;
     const { publisher, engines } = await assembleCollector(p, { host, intervalMs, idleMs, sweepMs, env, log });
 
     let finish: (code: number) => void = () => undefined;

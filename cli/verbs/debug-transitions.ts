@@ -3,7 +3,8 @@
 // collector there is no history to show, and the verb says so (exit 1).
 
 import type { Transition, TransitionsDocument } from '../../collector/engine/transition-ring.js';
-import { flag, type Parsed } from '../args.js';
+import { type Parsed } from '../args.js';
+import type { DEBUG } from '../verb-flags.js';
 import { ExitError, guard, targetOf } from '../local.js';
 
 const STATES = new Set(['working', 'idle', 'blocked', 'unknown']);
@@ -39,7 +40,7 @@ export function renderTransitions(doc: TransitionsDocument): string {
   return lines.join('\n') + '\n';
 }
 
-export async function main(p: Parsed): Promise<number> {
+export async function main(p: Parsed<typeof DEBUG>): Promise<number> {
   return guard(async () => {
     const env = process.env;
     const target = targetOf(p, env);
@@ -52,7 +53,7 @@ export async function main(p: Parsed): Promise<number> {
     if (answer.kind === 'refused') throw new ExitError('the collector running for this tmux server keeps no transition history (an older build?)', 1);
     const doc = readTransitions(answer.text);
     if (!doc) throw new ExitError("the collector's transition history could not be read", 1);
-    process.stdout.write(flag(p.opts.json) ? `${JSON.stringify(doc)}\n` : renderTransitions(doc));
+    process.stdout.write(p.opts.json === true ? `${JSON.stringify(doc)}\n` : renderTransitions(doc));
     return 0;
   });
 }

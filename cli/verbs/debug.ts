@@ -6,14 +6,15 @@
 import { HostSinks } from '../../collector/notify/host-sinks.js';
 import { HOST_TRIGGERS, type HostTrigger } from '../../shared/notify.js';
 import type { AgentRow } from '../../shared/row.js';
-import { str, UsageError, type Parsed } from '../args.js';
+import { UsageError, type Parsed } from '../args.js';
+import type { DEBUG } from '../verb-flags.js';
 import { guard, loadLocalConfig, openLocal } from '../local.js';
 
-export async function main(p: Parsed): Promise<number> {
+export async function main(p: Parsed<typeof DEBUG>): Promise<number> {
   const what = p.positionals[0];
   if (what === 'transitions') return (await import('./debug-transitions.js')).main(p);
   if (what !== 'notify-test') throw new UsageError('tma debug notify-test --trigger blocked|done|context_high | tma debug transitions [--json]');
-  const trigger = str(p.opts.trigger) ?? 'blocked';
+  const trigger = p.opts.trigger ?? 'blocked';
   if (!(HOST_TRIGGERS as readonly string[]).includes(trigger)) throw new UsageError('--trigger takes blocked, done or context_high');
   return guard(async () => {
     const env = process.env;

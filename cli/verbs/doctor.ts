@@ -10,7 +10,8 @@ import { survey, type SurveyedPane } from '../../collector/engine/survey.js';
 import { bundledActionDir, readManifestFiles, userActionDir } from '../../collector/manifest-files.js';
 import { readProcessTable } from '../../collector/tmux/proc-table.js';
 import { lastFailure } from '../../collector/notify/failure-marker.js';
-import { flag, type Parsed } from '../args.js';
+import { type Parsed } from '../args.js';
+import type { DOCTOR } from '../verb-flags.js';
 import { guard, openLocal } from '../local.js';
 import { setupReport } from '../install/doctor-report.js';
 import { renderWatch, WATCH_QUERIES, watchReport } from './doctor-watch.js';
@@ -55,9 +56,9 @@ function agentEntry(p: SurveyedPane, now: number, wiring: Map<string, string>, r
   };
 }
 
-export async function main(p: Parsed): Promise<number> {
-  const json = flag(p.opts.json);
-  const exitCode = flag(p.opts['exit-code']);
+export async function main(p: Parsed<typeof DOCTOR>): Promise<number> {
+  const json = p.opts.json === true;
+  const exitCode = p.opts['exit-code'] === true;
   return guard(async () => {
     const local = await openLocal(p, { quietManifests: true });
     try {
@@ -73,7 +74,7 @@ export async function main(p: Parsed): Promise<number> {
       const ignored = s.panes.filter((x) => x.ignored);
       const stampIssues = s.panes.filter((x) => x.problem !== null);
       const agents = s.panes.filter((x) => !x.ignored && (x.identity?.kind === 'agent' || x.stamp !== null));
-      const setup = await setupReport(local.engine.manifests, local.target, process.env, p.globals.config as string | undefined);
+      const setup = await setupReport(local.engine.manifests, local.target, process.env, p.globals.config);
       const wiring = new Map(setup.hook_wiring.map((w) => [w.agent, w.hook_status]));
       // Aged from when tmux answered: the collector may have renewed its heartbeat since `now`.
       const watchOuts = await local.engine.runner.runChain(WATCH_QUERIES);

@@ -12,12 +12,13 @@ import { intakeEvent } from '../../collector/engine/event-intake.js';
 import { loadAgentManifestsCached } from '../../collector/manifest-cache.js';
 import { openRunner, type TmuxRunner } from '../../collector/tmux/runner.js';
 import { tmuxBin, type ServerTarget } from '../../collector/tmux/target.js';
-import { str, type Parsed } from '../args.js';
+import { type Parsed } from '../args.js';
+import type { EVENT } from '../verb-flags.js';
 
 /** Which server the hook belongs to: flags, then TMA_SOCKET_PATH, then the pane's own $TMUX. */
 function hookTarget(p: Parsed, env: NodeJS.ProcessEnv): ServerTarget {
-  const name = (p.globals['socket-name'] as string[] | undefined)?.[0];
-  const path = (p.globals['socket-path'] as string[] | undefined)?.[0];
+  const name = p.globals['socket-name']?.[0];
+  const path = p.globals['socket-path']?.[0];
   if (name) return { kind: 'name', name };
   if (path) return { kind: 'path', path };
   if (env.TMA_SOCKET_PATH) return { kind: 'path', path: env.TMA_SOCKET_PATH };
@@ -66,24 +67,24 @@ async function ringInline(
   }
 }
 
-export async function main(p: Parsed): Promise<number> {
+export async function main(p: Parsed<typeof EVENT>): Promise<number> {
   const env = process.env;
-  const agent = str(p.opts.agent);
-  const kind = str(p.opts.kind);
+  const agent = p.opts.agent;
+  const kind = p.opts.kind;
   // Telemetry feeders (a statusline shim) may name the pane; hooks always run inside it.
-  const pane = (kind === 'context' ? str(p.opts.pane) : undefined) || env.TMUX_PANE;
+  const pane = (kind === 'context' ? p.opts.pane : undefined) || env.TMUX_PANE;
   if (!agent || !kind || !pane) return 0;
   try {
     let config;
     try {
-      config = await loadConfig(str(p.globals.config), env);
+      config = await loadConfig(p.globals.config, env);
     } catch {
       config = null; // a broken config must not cost the agent its hook
     }
-    const set = await loadAgentManifestsCached({ manifestDir: str(p.globals['manifest-dir']), env });
+    const set = await loadAgentManifestsCached({ manifestDir: p.globals['manifest-dir'], env });
     const manifests = applyAgentConfig(set, config?.agents ?? []).manifests;
     if (!manifests.some((m) => m.name === agent)) return 0;
-    const payload = readPayload(str(p.opts.payload));
+    const payload = readPayload(p.opts.payload);
     const target = hookTarget(p, env);
     const runner = await openRunner(target, { mode: 'spawn', bin: tmuxBin(env, config?.tmuxBin) });
     let wrote = false;

@@ -1,21 +1,20 @@
-// `tma help [VERB]`.
+// `tma help [VERB]`, from the verb table it is handed.
 
-import { UsageError, type Parsed } from '../args.js';
-import { closestVerb, VERB_HELP } from '../help.js';
+import { UsageError, type Parsed, type VerbTable } from '../args.js';
+import { overview, suggestVerb, verbHelp } from '../help.js';
 
-export async function main(p: Parsed): Promise<number> {
+export async function main(p: Parsed, table: VerbTable): Promise<number> {
   const verb = p.positionals[0];
   if (p.positionals.length > 1) throw new UsageError(`help takes one command, got ${p.positionals.join(' ')}`);
   if (verb === undefined) {
-    const { HELP } = await import('../main.js');
-    process.stdout.write(HELP);
+    process.stdout.write(overview(table));
     return 0;
   }
-  const text = VERB_HELP[verb];
-  if (!text) {
-    const near = closestVerb(verb, Object.keys(VERB_HELP));
+  const text = verbHelp(table, verb);
+  if (text === null) {
+    const near = suggestVerb(table, verb);
     throw new UsageError(`unknown command "${verb}"${near ? `; did you mean "${near}"?` : ''}`);
   }
-  process.stdout.write(`usage: ${text}\n`);
+  process.stdout.write(text);
   return 0;
 }

@@ -4,17 +4,13 @@
 
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { homedir, hostname } from 'node:os';
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEFAULT_LISTEN, expandHome, hostName, loadHubConfig, type Role } from '../../hub/config/config.js';
-import { flag, str, UsageError, type Parsed } from '../args.js';
+import { UsageError, type Parsed } from '../args.js';
+import type { HUB } from '../verb-flags.js';
 import { ExitError } from '../local.js';
-import { defaultHubConfigPath } from './hub.js';
-
-export function defaultTokenDir(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
-  return join(base, 'tma', 'tokens');
-}
+import { defaultHubConfigPath, defaultTokenDir } from '../hub-files.js';
 
 /** Names become file names here and host names in hub.toml: the hub's own rule, and never `.`/`..`. */
 export function checkName(name: string, what: string): string {
@@ -55,14 +51,14 @@ export function clientEntryText(name: string, role: Role, file: string): string 
 
 /** The URL a collector dials: --hub as given (http→ws), else this machine at the configured port. */
 function collectorUrl(p: Parsed, env: NodeJS.ProcessEnv): { url: string; note: string } {
-  const given = str(p.globals.hub);
+  const given = p.globals.hub;
   if (given) {
     const url = given.replace(/^http(s?):\/\//, 'ws$1://');
     if (!/^wss?:\/\/[^/\s]+/.test(url)) throw new UsageError(`--hub "${given}": expected ws://HOST:PORT`);
     return { url, note: '' };
   }
   let listen = DEFAULT_LISTEN;
-  const file = str(p.globals.config) ?? defaultHubConfigPath(env);
+  const file = p.globals.config ?? defaultHubConfigPath(env);
   try {
     if (existsSync(file)) {
       const c = loadHubConfig(file);
@@ -79,20 +75,20 @@ function collectorUrl(p: Parsed, env: NodeJS.ProcessEnv): { url: string; note: s
   };
 }
 
-export async function main(p: Parsed): Promise<number> {
+export async function main(p: Parsed<typeof HUB>): Promise<number> {
   const env = process.env;
   if (p.positionals.length > 1) throw new UsageError(`unexpected argument "${p.positionals[1]}"`);
-  const host = str(p.opts.host);
-  const client = str(p.opts.client);
-  const role = str(p.opts.role);
+  const host = p.opts.host;
+  const client = p.opts.client;
+  const role = p.opts.role;
   if ((host === undefined) === (client === undefined)) throw new UsageError('tma hub token needs --host NAME or --client NAME --role viewer|operator');
   if (host !== undefined && role !== undefined) throw new UsageError('--role is for --client; a host token only publishes');
   if (client !== undefined && role !== 'viewer' && role !== 'operator') throw new UsageError('--client needs --role viewer or --role operator');
   const name = checkName((host ?? client)!, host !== undefined ? 'host name' : 'client name');
 
-  const dir = resolve(expandHome(str(p.opts.dir) ?? defaultTokenDir(env)));
+  const dir = resolve(expandHome(p.opts.dir ?? defaultTokenDir(env)));
   const file = join(dir, name);
-  const force = flag(p.opts.force);
+  const force = p.opts.force === true;
   if (existsSync(file) && !force) throw new ExitError(`${file} already exists; pass --force to replace its token`, 2);
   const hub = host !== undefined ? collectorUrl(p, env) : null;
 

@@ -14,17 +14,14 @@ import type { LineLog } from '../../shared/log-level.js';
 import { backoffDelay, DEFAULT_BACKOFF } from '../../shared/backoff.js';
 import type { Publisher } from '../../collector/fleet/publisher.js';
 import { hostName } from '../../collector/tmux/host.js';
-import { flag, str, UsageError, type Parsed } from '../args.js';
+import { UsageError, type Parsed } from '../args.js';
+import type { HUB } from '../verb-flags.js';
 import { assembleCollector, IDLE_SWEEP_MS, WATCHED_SWEEP_MS } from '../collector-assembly.js';
-import { defaultTokenFile } from '../fleet/hub-client.js';
+import { defaultHubConfigPath, defaultTokenFile } from '../hub-files.js';
 import { ExitError, guard } from '../local.js';
 import { logLevelOf } from '../log-setup.js';
 import { createLogger } from '../../shared/log.js';
-
-export function defaultHubConfigPath(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
-  return join(base, 'tma', 'hub.toml');
-}
+import { hostLabel } from '../../shared/host-label.js';
 
 /** Where the hub journals fleet notifications, so a restart neither loses nor repeats one. */
 function notifyJournalPath(env: NodeJS.ProcessEnv): string {
@@ -93,17 +90,17 @@ export function attachLocalCollector(
   };
 }
 
-export async function main(p: Parsed): Promise<number> {
+export async function main(p: Parsed<typeof HUB>): Promise<number> {
   const env = process.env;
   if (p.positionals[0] === 'token') return (await import('./hub-token.js')).main(p);
-  const stray = ['host', 'client', 'role', 'dir', 'force'].find((k) => p.opts[k] !== undefined);
+  const stray = (['host', 'client', 'role', 'dir', 'force'] as const).find((k) => p.opts[k] !== undefined);
   if (stray) throw new UsageError(`--${stray} belongs to \`tma hub token\``);
-  const listen = str(p.opts.listen);
-  const noLocal = flag(p.opts['no-local']);
+  const listen = p.opts.listen;
+  const noLocal = p.opts['no-local'] === true;
   if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
   const level = logLevelOf(p, env);
   return guard(async () => {
-    const explicit = str(p.globals.config);
+    const explicit = p.globals.config;
     const path = explicit ?? defaultHubConfigPath(env);
     let config: HubConfig;
     let tokenNote: string | null = null;
@@ -142,7 +139,7 @@ export async function main(p: Parsed): Promise<number> {
     if (!noLocal) {
       // The embedded collector reads config.toml as usual; --config named the hub's file here.
       const collectorArgs: Parsed = { ...p, globals: { ...p.globals, config: undefined } };
-      const host = hostName().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 253) || 'localhost';
+      const host = hostLabel(hostName());
       const log: LineLog = (line, lvl = 'info') => hub.logger[lvl]({ host }, `local collector: ${line}`);
       const { publisher, engines } = await assembleCollector(collectorArgs, { host, intervalMs: 1000, idleMs: IDLE_SWEEP_MS, sweepMs: WATCHED_SWEEP_MS, env, log });
       const local = attachLocalCollector(hub, publisher, host);

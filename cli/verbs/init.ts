@@ -3,7 +3,8 @@
 
 import { openRunner } from '../../collector/tmux/runner.js';
 import { tmuxBin } from '../../collector/tmux/target.js';
-import { flag, str, UsageError, type Parsed } from '../args.js';
+import { UsageError, type Parsed } from '../args.js';
+import type { INIT } from '../verb-flags.js';
 import { closePrompts, InstallError } from '../install/apply.js';
 import { ADAPTERS } from '../install/agents.js';
 import { onPath, wireAgent } from '../install/wiring.js';
@@ -15,10 +16,10 @@ import { installKeys, keysProblems, tmuxConf } from './install-keys.js';
 const GENERIC = new Set(['node', 'bun', 'deno', 'python', 'python3', 'ruby', 'perl', 'sh', 'bash', 'zsh', 'fish', 'agent']);
 const ORDER = ['claude', 'opencode', 'codex', 'gemini', 'cursor', 'pi'];
 
-export async function main(p: Parsed): Promise<number> {
+export async function main(p: Parsed<typeof INIT>): Promise<number> {
   if (p.positionals.length) throw new UsageError(`init takes no arguments, got ${p.positionals.join(' ')}`);
   const env = process.env;
-  const yes = flag(p.opts.yes);
+  const yes = p.opts.yes === true;
   return guard(async () => {
     const ctx = await contextFor(p);
     if (!yes && !process.stdin.isTTY) process.stderr.write('tma: stdin is not a terminal; every prompt will be declined (use --yes)\n');
@@ -51,8 +52,8 @@ export async function main(p: Parsed): Promise<number> {
           failed.push(`${a} hooks`);
         }
       }
-      await suggestStatusLine(ctx.target, env, str(p.opts.conf));
-      const keys = { mouse: false, yes, noDaemon: flag(p.opts['no-daemon']), conf: str(p.opts.conf), configDir: str(p.opts['config-dir']) };
+      await suggestStatusLine(ctx.target, env, p.opts.conf);
+      const keys = { mouse: false, yes, noDaemon: p.opts['no-daemon'] === true, conf: p.opts.conf, configDir: p.opts['config-dir'] };
       if (keysProblems(env, keys).length === 0) process.stdout.write('tma: key bindings already installed\n');
       else {
         try {

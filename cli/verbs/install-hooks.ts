@@ -1,25 +1,30 @@
 // `tma install-hooks AGENT | --all [--check] [--uninstall] [--yes]`: wire an agent's hooks to
 // tma-hook, show every change as a diff first, and undo only what is ours.
 
-import { flag, str, UsageError, type Parsed } from '../args.js';
+import { UsageError, type Parsed } from '../args.js';
+import type { INSTALL_HOOKS } from '../verb-flags.js';
 import { closePrompts, InstallError } from '../install/apply.js';
 import { PATH_FLAGS, type PathFlags } from '../install/paths.js';
 import { installSettings } from '../install/settings.js';
 import { classifyAll, makeCtx, manifestOf, tmuxReport, unwireAgent, wireAgent, wrapperReason, type Ctx } from '../install/wiring.js';
 import { ExitError, guard, loadLocalConfig, loadManifestsFor, targetOf } from '../local.js';
 
-export async function contextFor(p: Parsed): Promise<Ctx> {
+export async function contextFor(p: Parsed<typeof INSTALL_HOOKS>): Promise<Ctx> {
   const env = process.env;
   const target = targetOf(p, env);
   const config = await loadLocalConfig(p, env);
   const set = await loadManifestsFor(p, config, env, () => undefined);
   const pathFlags: PathFlags = {};
-  for (const [f, k] of Object.entries(PATH_FLAGS)) pathFlags[k] = str(p.opts[f]);
-  const ref = str(p.opts['wrapper-ref']);
+  const opts: Readonly<Record<string, string | true | undefined>> = p.opts;
+  for (const [f, k] of Object.entries(PATH_FLAGS)) {
+    const v = opts[f];
+    pathFlags[k] = typeof v === 'string' ? v : undefined;
+  }
+  const ref = p.opts['wrapper-ref'];
   if (ref !== undefined && ref !== 'absolute' && ref !== 'bare') throw new UsageError('--wrapper-ref is absolute or bare');
   let settings;
   try {
-    settings = installSettings(str(p.globals.config), env);
+    settings = installSettings(p.globals.config, env);
   } catch (e) {
     throw new ExitError((e as Error).message, 1);
   }
@@ -28,11 +33,11 @@ export async function contextFor(p: Parsed): Promise<Ctx> {
     manifests: set.manifests,
     target,
     pathFlags,
-    configDir: str(p.opts['config-dir']),
-    wrapperPath: str(p.opts['wrapper-path']),
+    configDir: p.opts['config-dir'],
+    wrapperPath: p.opts['wrapper-path'],
     wrapperRef: ref ?? settings.wrapperRef,
     focus: settings.focus,
-    statusline: flag(p.opts.statusline) ? 'install' : flag(p.opts['no-statusline']) ? 'remove' : null,
+    statusline: p.opts.statusline === true ? 'install' : p.opts['no-statusline'] === true ? 'remove' : null,
   });
 }
 
@@ -53,15 +58,15 @@ export async function checkLines(ctx: Ctx, agent: string | null): Promise<string
   return lines;
 }
 
-export async function main(p: Parsed): Promise<number> {
+export async function main(p: Parsed<typeof INSTALL_HOOKS>): Promise<number> {
   if (p.positionals.length > 1) throw new UsageError(`install-hooks takes one agent, got ${p.positionals.join(' ')}`);
-  if (flag(p.opts.statusline) && flag(p.opts['no-statusline'])) throw new UsageError('--statusline and --no-statusline cannot be used together');
+  if (p.opts.statusline === true && p.opts['no-statusline'] === true) throw new UsageError('--statusline and --no-statusline cannot be used together');
   const agent = p.positionals[0] ?? null;
   return guard(async () => {
     const ctx = await contextFor(p);
-    const o = { yes: flag(p.opts.yes) };
+    const o = { yes: p.opts.yes === true };
     try {
-      if (flag(p.opts.check)) {
+      if (p.opts.check === true) {
         if (agent !== null) {
           const m = ctx.manifests.find((x) => x.name === agent);
           if (!m) throw new ExitError(`no manifest for agent "${agent}"`, 1);
@@ -75,8 +80,8 @@ export async function main(p: Parsed): Promise<number> {
         process.stderr.write(`run \`tma install-hooks ${agent ?? 'AGENT'}\` to reinstall\n`);
         return 1;
       }
-      const uninstall = flag(p.opts.uninstall);
-      if (flag(p.opts.all)) {
+      const uninstall = p.opts.uninstall === true;
+      if (p.opts.all === true) {
         if (agent !== null) throw new ExitError('--all covers every wired agent; drop the agent name, or drop --all', 1);
         const wired = classifyAll(ctx).filter((w) => w.status === 'wired' || w.status === 'incomplete').map((w) => w.agent);
         if (wired.length === 0) {

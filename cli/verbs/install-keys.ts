@@ -4,7 +4,8 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { confLineProblems, KEYS_MARKER, planConfAdd, planConfRemove, renderManaged, sourceLine } from '../../collector/install/keys.js';
-import { flag, str, UsageError, type Parsed } from '../args.js';
+import { UsageError, type Parsed } from '../args.js';
+import type { INSTALL_KEYS } from '../verb-flags.js';
 import { applyFile, closePrompts, InstallError, readOr } from '../install/apply.js';
 import { configDir, configDirPinned, home, packageFile, tmaBin, type Env } from '../install/paths.js';
 import { ExitError, guard } from '../local.js';
@@ -87,19 +88,19 @@ async function uninstallKeys(env: Env, o: KeysOpts): Promise<boolean> {
   return true;
 }
 
-export async function main(p: Parsed): Promise<number> {
+export async function main(p: Parsed<typeof INSTALL_KEYS>): Promise<number> {
   if (p.positionals.length) throw new UsageError(`install-keys takes no arguments, got ${p.positionals.join(' ')}`);
   const env = process.env;
   const o: KeysOpts = {
-    mouse: flag(p.opts.mouse),
-    yes: flag(p.opts.yes),
-    noDaemon: flag(p.opts['no-daemon']),
-    conf: str(p.opts.conf),
-    configDir: str(p.opts['config-dir']),
+    mouse: p.opts.mouse === true,
+    yes: p.opts.yes === true,
+    noDaemon: p.opts['no-daemon'] === true,
+    conf: p.opts.conf,
+    configDir: p.opts['config-dir'],
   };
   return guard(async () => {
     try {
-      if (flag(p.opts.check)) {
+      if (p.opts.check === true) {
         const problems = keysProblems(env, o);
         if (problems.length === 0) {
           process.stdout.write('tma: keybindings OK\n');
@@ -108,7 +109,7 @@ export async function main(p: Parsed): Promise<number> {
         process.stderr.write(`tma: keybindings incomplete:\n${problems.map((l) => `  - ${l}\n`).join('')}`);
         return 1;
       }
-      return (await (flag(p.opts.uninstall) ? uninstallKeys(env, o) : installKeys(env, o))) ? 0 : 1;
+      return (await (p.opts.uninstall === true ? uninstallKeys(env, o) : installKeys(env, o))) ? 0 : 1;
     } catch (e) {
       if (e instanceof InstallError) throw new ExitError(e.message, 1);
       throw e;

@@ -7,7 +7,8 @@ import { selectRow } from '../../shared/selectors.js';
 import { KEY } from '../../collector/core/store-codec.js';
 import type { TmuxRunner } from '../../collector/tmux/runner.js';
 import { targetFlags } from '../../collector/tmux/target.js';
-import { str, UsageError, type Parsed } from '../args.js';
+import { UsageError, type Parsed } from '../args.js';
+import type { JUMP } from '../verb-flags.js';
 import { tmaBin } from '../install/paths.js';
 import { ExitError, guard, openLocal, timedCycle } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
@@ -22,13 +23,13 @@ function age(ms: number): string {
   return s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m` : `${Math.floor(s / 3600)}h`;
 }
 
-export async function main(p: Parsed): Promise<number> {
+export async function main(p: Parsed<typeof JUMP>): Promise<number> {
   if (p.positionals.length) throw new UsageError(`jump takes no arguments, got ${p.positionals.join(' ')}`);
   const given = MODES.filter((m) => p.opts[m] !== undefined);
   if (given.length > 1) throw new UsageError(`choose one of ${given.map((m) => `--${m}`).join(', ')}`);
   const mode: Mode = given[0] ?? 'next';
   const sel = selectorFrom(p, { fleet: false });
-  const raw = str(p.opts.client);
+  const raw = p.opts.client;
   const client = raw && !raw.includes('#{') ? raw : null;
   const scoped = sel.agent || sel.session || sel.repo || sel.branch || sel.states.length ? ' in scope' : '';
   return guard(async () => {
@@ -62,7 +63,7 @@ export async function main(p: Parsed): Promise<number> {
       if (mode === 'menu') return await menu(runner, client, rows, origin, local.target);
       let target: AgentRow | null;
       if (mode === 'pane') {
-        const id = str(p.opts.pane)!;
+        const id = p.opts.pane!;
         target = res.rows.find((r) => r.pane === id) ?? null;
         if (!target) {
           process.stderr.write(`tma: no agent in pane ${id}\n`);

@@ -6,16 +6,17 @@ import { planTargets } from '../../collector/act/targets.js';
 import { chain } from '../../collector/core/stamp-render.js';
 import { KEY } from '../../collector/core/store-codec.js';
 import { isEmptySelector } from '../../shared/selectors.js';
-import { flag, str, UsageError, type Parsed } from '../args.js';
+import { UsageError, type Parsed } from '../args.js';
+import type { MUTE } from '../verb-flags.js';
 import { ExitError, guard, openLocal } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
 import { panesFor } from '../targets.js';
 
-export async function main(p: Parsed): Promise<number> {
+export async function main(p: Parsed<typeof MUTE>): Promise<number> {
   if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
   const sel = selectorFrom(p, { fleet: false });
-  const clear = flag(p.opts.clear);
-  const forRaw = str(p.opts.for);
+  const clear = p.opts.clear === true;
+  const forRaw = p.opts.for;
   if (clear && forRaw !== undefined) throw new UsageError('--for cannot be combined with --clear');
   let window: MuteDuration | null = null;
   try {
@@ -24,7 +25,7 @@ export async function main(p: Parsed): Promise<number> {
     if (e instanceof DurationError) throw new UsageError(e.message);
     throw e;
   }
-  const pane = str(p.opts.pane) ?? null;
+  const pane = p.opts.pane ?? null;
   // Mute has no --all: a selector already means every match.
   const plan = planTargets({ pane, selectorEmpty: isEmptySelector(sel), all: false, tmuxPane: process.env.TMUX_PANE ?? null });
   if (plan.kind === 'usage') throw new UsageError(plan.message);

@@ -1,12 +1,13 @@
 import { isStatusFormat, renderStatus } from '../../shared/status-format.js';
-import { str, UsageError, type Parsed } from '../args.js';
+import { UsageError, type Parsed } from '../args.js';
+import type { STATUS } from '../verb-flags.js';
 import { takeStatusListing } from '../handoff.js';
 import { guard, openLocal, timedCycle } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
-import { selectedRows } from './ls.js';
+import { selectedRows } from '../../collector/repo-rows.js';
 
-export async function main(p: Parsed): Promise<number> {
-  const format = str(p.opts.format) ?? 'tmux';
+export async function main(p: Parsed<typeof STATUS>): Promise<number> {
+  const format = p.opts.format ?? 'tmux';
   if (!isStatusFormat(format)) throw new UsageError(`unknown --format "${format}" (tmux, plain, json, prom)`);
   const sel = selectorFrom(p, { fleet: false });
   return guard(async () => {

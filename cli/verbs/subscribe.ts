@@ -7,10 +7,11 @@ import { TmuxError } from '../../collector/tmux/errors.js';
 import { diffEdges, type EdgeRow } from '../../shared/edges.js';
 import { localRowObject, rowsDocument, toJsonLine, type AgentRow } from '../../shared/row.js';
 import { selectRow, type Selector } from '../../shared/selectors.js';
-import { flag, str, UsageError, type Parsed } from '../args.js';
+import { UsageError, type Parsed } from '../args.js';
+import type { SUBSCRIBE } from '../verb-flags.js';
 import { guard, openLocal } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
-import { cwdOf, withRepos } from './ls.js';
+import { rowsWithRepos } from '../../collector/repo-rows.js';
 
 export interface SubscribeOptions {
   events: boolean;
@@ -95,14 +96,14 @@ class LineOut {
 
 async function selected(res: CycleResult, sel: Selector): Promise<AgentRow[]> {
   // Snapshot lines carry the repo trio, so it is resolved for every row, not only for selectors.
-  return (await withRepos(res.rows, cwdOf(res))).filter((r) => selectRow(sel, r));
+  return (await rowsWithRepos(res)).filter((r) => selectRow(sel, r));
 }
 
-export async function main(p: Parsed): Promise<number> {
+export async function main(p: Parsed<typeof SUBSCRIBE>): Promise<number> {
   const sel = selectorFrom(p, { fleet: false });
-  if (!flag(p.opts.json)) throw new UsageError('subscribe needs --json (the stream is JSON lines only)');
-  const intervalMs = parseInterval(str(p.opts.interval));
-  const state = new StreamState({ events: flag(p.opts.events), changesOnly: flag(p.opts['changes-only']) });
+  if (!p.opts.json) throw new UsageError('subscribe needs --json (the stream is JSON lines only)');
+  const intervalMs = parseInterval(p.opts.interval);
+  const state = new StreamState({ events: p.opts.events === true, changesOnly: p.opts['changes-only'] === true });
 
   return guard(async () => {
     const local = await openLocal(p, { mode: 'control' });

@@ -7,10 +7,11 @@ import { lsTextLine } from '../../shared/ls-text.js';
 import { localRowObject, rowsDocument, singleRowDocument, toJsonLine, type AgentRow } from '../../shared/row.js';
 import { Waiter, type Observation, type WaitStep } from '../../shared/wait.js';
 import { waitLoop, waitRequestOf } from '../wait-loop.js';
-import { flag, type Parsed } from '../args.js';
+import { type Parsed } from '../args.js';
+import type { WAIT } from '../verb-flags.js';
 import { guard, openLocal } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
-import { cwdOf, withRepos } from './ls.js';
+import { cwdOf, rowsWithRepos, withRepos } from '../../collector/repo-rows.js';
 
 
 /**
@@ -19,7 +20,7 @@ import { cwdOf, withRepos } from './ls.js';
  */
 async function rowsOf(res: CycleResult, needRepos: boolean): Promise<AgentRow[]> {
   if (!needRepos) return res.rows;
-  return withRepos(res.rows, cwdOf(res));
+  return rowsWithRepos(res);
 }
 
 function emit(step: Extract<WaitStep<AgentRow>, { kind: 'done' }>, json: boolean, rows: AgentRow[]): void {
@@ -32,10 +33,10 @@ function emit(step: Extract<WaitStep<AgentRow>, { kind: 'done' }>, json: boolean
   process.stdout.write(`${toJsonLine(doc)}\n`);
 }
 
-export async function main(p: Parsed): Promise<number> {
+export async function main(p: Parsed<typeof WAIT>): Promise<number> {
   const sel = selectorFrom(p, { fleet: false });
   const req = waitRequestOf(p, sel);
-  const json = flag(p.opts.json);
+  const json = p.opts.json === true;
   const needRepos = sel.repo !== null || sel.branch !== null;
 
   return guard(async () => {

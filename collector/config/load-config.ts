@@ -1,14 +1,13 @@
 // Where config.toml lives and reading it: --config, then TMA_CONFIG, then the XDG location.
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { tmaConfigDir } from '../../shared/config-dir.js';
 import { ConfigError, DEFAULT_CONFIG, type Config } from './config-types.js';
 
 export function configPath(flag: string | undefined, env: NodeJS.ProcessEnv): { path: string; explicit: boolean } {
   if (flag) return { path: flag, explicit: true };
   if (env.TMA_CONFIG) return { path: env.TMA_CONFIG, explicit: true };
-  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
-  return { path: join(base, 'tma', 'config.toml'), explicit: false };
+  return { path: join(tmaConfigDir(env), 'config.toml'), explicit: false };
 }
 
 /** An absent file means defaults (and no validator loaded); an unreadable or invalid one is an error. */

@@ -55,6 +55,8 @@ export interface StartHubOptions {
   notifyJournal?: string | null;
   /** Grouping and retry timings of the notification sinks; tests shorten them. */
   notifyTiming?: Partial<NotifyTiming>;
+  /** The version `tma_build_info` reports (the CLI's; the hub does not import cli/). */
+  version?: string;
 }
 
 export interface Hub {
@@ -91,7 +93,8 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   const listen = typeof opts.listen === 'string' ? parseListen(opts.listen) : (opts.listen ?? config.listen);
 
   const book = new TokenBook(config);
-  const metrics = new HubMetrics();
+  const metrics = new HubMetrics({ version: opts.version ?? 'unknown', node: process.version });
+  metrics.perPane = config.metrics?.perPane ?? false;
   const gate = new Gate({ book, metrics, logger, clock });
   const store: FleetStore = new MemoryFleetStore({ clock, lostAfterMs: config.lostAfterMs });
   for (const c of config.collectors) store.declare(c.host, 'ws');
@@ -156,7 +159,10 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     reload: (next) => applyReload({
       logger,
       current: () => config,
-      commit: (c) => (config = c),
+      commit: (c) => {
+        config = c;
+        metrics.perPane = c.metrics?.perPane ?? false;
+      },
       setCredentials: (c) => book.replace(c),
       closeClientStreams: (name, reason) => subscribe.closeClient(name, reason),
       closeHostLinks: (host, reason) => sessions.closeTokenLinks(host, reason),

@@ -19,6 +19,7 @@ import { assembleCollector, IDLE_SWEEP_MS, WATCHED_SWEEP_MS } from '../collector
 import { defaultTokenFile } from '../fleet/hub-client.js';
 import { ExitError, guard } from '../local.js';
 import { logLevelOf } from '../log-setup.js';
+import { VERSION } from '../version.js';
 import { createLogger } from '../../shared/log.js';
 
 export function defaultHubConfigPath(env: NodeJS.ProcessEnv): string {
@@ -128,7 +129,7 @@ export async function main(p: Parsed): Promise<number> {
     let hub;
     try {
       const logger = await createLogger({ name: 'tma-hub', level });
-      hub = await startHub({ config, ...(listen ? { listen } : {}), notifyJournal: notifyJournalPath(env), logger });
+      hub = await startHub({ config, ...(listen ? { listen } : {}), notifyJournal: notifyJournalPath(env), logger, version: VERSION });
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EADDRINUSE') throw new ExitError(`cannot listen on ${listen ?? 'the configured address'}: address in use`, 1);

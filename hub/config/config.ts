@@ -51,6 +51,7 @@ const hubSchema = z.strictObject({
   client: z.array(clientEntry).optional(),
   ssh: z.array(sshEntry).optional(),
   notify: z.array(notifyEntry).optional(),
+  metrics: z.strictObject({ per_pane: z.boolean().optional() }).optional(),
 });
 
 export type Role = 'viewer' | 'operator';
@@ -91,6 +92,8 @@ export interface HubConfig {
   ssh: SshTarget[];
   /** `[[notify]]` sinks; absent or empty: the hub records notifications and sends them nowhere. */
   notify?: NotifySinkConfig[];
+  /** `[metrics]`; absent: the defaults (no per-pane series). */
+  metrics?: { perPane: boolean };
 }
 
 export class HubConfigError extends Error {}
@@ -223,6 +226,7 @@ export function parseHubConfig(file: string, text: string, read: ReadTokenFile =
     ssh,
     // Only when configured: a config without sinks reads exactly as it did before they existed.
     ...(c.notify ? { notify: notifySinks(file, c.notify, read) } : {}),
+    ...(c.metrics ? { metrics: { perPane: c.metrics.per_pane ?? false } } : {}),
   };
 }
 

@@ -9,8 +9,9 @@ export const VERB_HELP: Record<string, string> = {
   mute: 'tma mute [--pane ID | selectors] [--for DURATION | --clear]\n  silence notifications (default: indefinitely)\n\n  tma mute --pane %3 --for 30m',
   collector: 'tma collector --hub URL --token-file F | --stdio [--host-name NAME] [--interval SECS]\n  publish every tmux server\'s agents to a hub\n  logs on stderr: readable on a terminal, JSON lines otherwise; --log-level LEVEL or TMA_LOG_LEVEL\n  (trace|debug|info|warn|error|fatal|silent, default info)\n\n  tma collector --hub ws://hub:7480 --token-file ~/.config/tma/collector.token',
   hub: 'tma hub [--listen ADDR:PORT] [--config hub.toml] [--no-local]\n  serve the fleet (default 127.0.0.1:7480); SIGHUP re-reads hub.toml\n  logs on stderr as for collector (--log-level LEVEL or TMA_LOG_LEVEL)\n' +
-    'tma hub token --host NAME | --client NAME --role viewer|operator [--dir DIR] [--force] [--hub ws://HUB:PORT]\n' +
-    '  write a new 0600 token file and print its hub.toml entry (and, for a host, the collector command)\n\n' +
+    'tma hub token --host NAME | --client NAME --role viewer|operator [--dir DIR] [--force] [--hub ws://HUB:PORT] [--print]\n' +
+    '  write a new 0600 token file, add its entry to hub.toml (created on first use) and reload the running hub,\n' +
+    '  then print the entry (and, for a host, the collector command); --print only prints\n\n' +
     '  tma hub --listen 0.0.0.0:7480\n  tma hub token --host gpu1 --hub ws://hub.lan:7480',
   wait: 'tma wait --until STATES [--pane ID|--any|--all|--count N] [--since MS] [--timeout SECS] [--json]\n  block until agents reach a state (exit 124 on timeout)\n\n  tma wait --until idle --pane %3 --timeout 600',
   subscribe: 'tma subscribe --json [--interval SECS] [--changes-only] [--events]\n  stream snapshots or state transitions, one JSON line each\n\n  tma subscribe --json --events',

@@ -27,6 +27,7 @@ export const VERBS: Record<string, OptSpec> = {
   hub: {
     listen: { kind: 'value' }, 'no-local': { kind: 'bool' },
     host: { kind: 'value' }, client: { kind: 'value' }, role: { kind: 'value' }, dir: { kind: 'value' }, force: { kind: 'bool' },
+    print: { kind: 'bool' },
   },
   forget: {},
   debug: { trigger: { kind: 'value' }, json: { kind: 'bool' } },
@@ -64,7 +65,7 @@ commands:
   hub [--listen ADDR:PORT] [--config hub.toml] [--no-local]
                                           serve the fleet (default 127.0.0.1:7480), with this
                                           machine's own agents unless --no-local
-  hub token --host NAME | --client NAME --role viewer|operator [--dir DIR] [--force]
+  hub token --host NAME | --client NAME --role viewer|operator [--dir DIR] [--force] [--print]
                                           mint a 0600 token file and print its hub.toml entry
 
 fleet: --hub URL (or TMA_HUB) with --token-file F (or TMA_HUB_TOKEN, a token or @path) runs

@@ -17,6 +17,7 @@ import { hostName } from '../../collector/tmux/host.js';
 import { flag, str, UsageError, type Parsed } from '../args.js';
 import { assembleCollector, IDLE_SWEEP_MS, WATCHED_SWEEP_MS } from '../collector-assembly.js';
 import { defaultTokenFile } from '../fleet/hub-client.js';
+import { writePidFile } from './hub-config-file.js';
 import { ExitError, guard } from '../local.js';
 import { logLevelOf } from '../log-setup.js';
 import { VERSION } from '../version.js';
@@ -33,13 +34,18 @@ function notifyJournalPath(env: NodeJS.ProcessEnv): string {
   return join(base, 'tma', 'hub-notifications.jsonl');
 }
 
-/** The token a zero-config hub accepts, created once (0600) and reused. */
-function localToken(env: NodeJS.ProcessEnv): { token: string; file: string } {
+function readLocalToken(env: NodeJS.ProcessEnv): { token: string; file: string } | null {
   const file = defaultTokenFile(env);
-  if (existsSync(file)) {
-    const token = readFileSync(file, 'utf8').trim();
-    if (token) return { token, file };
-  }
+  if (!existsSync(file)) return null;
+  const token = readFileSync(file, 'utf8').trim();
+  return token ? { token, file } : null;
+}
+
+/** The token a zero-config hub accepts, created once (0600) and reused. */
+export function localToken(env: NodeJS.ProcessEnv): { token: string; file: string } {
+  const file = defaultTokenFile(env);
+  const known = readLocalToken(env);
+  if (known) return known;
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const token = randomBytes(24).toString('hex');
   writeFileSync(file, `${token}\n`, { mode: 0o600 });
@@ -97,7 +103,7 @@ export function attachLocalCollector(
 export async function main(p: Parsed): Promise<number> {
   const env = process.env;
   if (p.positionals[0] === 'token') return (await import('./hub-token.js')).main(p);
-  const stray = ['host', 'client', 'role', 'dir', 'force'].find((k) => p.opts[k] !== undefined);
+  const stray = ['host', 'client', 'role', 'dir', 'force', 'print'].find((k) => p.opts[k] !== undefined);
   if (stray) throw new UsageError(`--${stray} belongs to \`tma hub token\``);
   const listen = str(p.opts.listen);
   const noLocal = flag(p.opts['no-local']);
@@ -110,12 +116,20 @@ export async function main(p: Parsed): Promise<number> {
     let tokenNote: string | null = null;
     let pageToken: string | null = null;
     const configFile = explicit || existsSync(path) ? path : null;
-    // From here on a SIGHUP reloads (once the hub is up) instead of ending the process.
-    const reloader = reloadOnSignal(configFile, loadHubConfig);
+    // From here on a SIGHUP reloads (once the hub is up) instead of ending the process. A
+    // zero-config hub watches the default path too: `tma hub token` creates the file and signals.
+    const reloader = reloadOnSignal(path, loadHubConfig, configFile === null);
     const warnings: string[] = [];
     try {
-      if (configFile) config = loadHubConfig(configFile, (w) => warnings.push(w));
-      else {
+      if (configFile) {
+        config = loadHubConfig(configFile, (w) => warnings.push(w));
+        // The page link needs a client token: the zero-config one, when the file still lists it.
+        const local = readLocalToken(env);
+        if (local && config.clients.some((c) => c.token === local.token)) {
+          pageToken = local.token;
+          tokenNote = local.file;
+        }
+      } else {
         const local = localToken(env);
         config = zeroConfig(local.token);
         pageToken = local.token;
@@ -155,11 +169,17 @@ export async function main(p: Parsed): Promise<number> {
       };
     }
 
+    // Beside the config: how `tma hub token` finds this hub to make it reload what it added.
+    const pid = writePidFile(path, hub.url);
+    if ('error' in pid) hub.logger.warn(pid.error);
+
     process.stdout.write(`tma hub: listening on ${hub.url}\n`);
     if (pageToken) {
       process.stdout.write(`tma hub: fleet view: ${hub.url}/#token=${pageToken}\n`);
       process.stdout.write(`tma hub: token in ${tokenNote}; try: curl -H "Authorization: Bearer $(cat ${tokenNote})" ${hub.url}/v1/agents\n`);
       process.stdout.write(`tma hub: or: node bin/tma.js --hub ${hub.url} ls\n`);
+    } else {
+      process.stdout.write(`tma hub: fleet view: ${hub.url}/ (sign in with a client token; mint one: tma hub token --client NAME --role viewer)\n`);
     }
 
     await new Promise<void>((resolve) => {
@@ -167,6 +187,7 @@ export async function main(p: Parsed): Promise<number> {
       process.once('SIGTERM', resolve);
     });
     reloader.stop();
+    if (!('error' in pid)) pid.remove();
     stopLocal();
     await hub.close();
     return 0;

@@ -61,8 +61,9 @@ export function clientEntryText(name: string, role: Role, file: string, added?: 
 const LOOPBACK = /^(127\.|\[?::1\]?:|localhost:)/;
 
 /**
- * The URL a collector dials: --hub as given (http→ws); else the running hub's own address (this
- * machine's name when it listens on every address); else this machine at the configured port.
+ * The URL a collector dials: --hub as given (http→ws); else hub.toml's public_url; else the running
+ * hub's own address (this machine's name when it listens on every address); else this machine at
+ * the configured port.
  */
 function collectorUrl(p: Parsed, env: NodeJS.ProcessEnv, running: RunningHub | null = null): { url: string; note: string } {
   const given = str(p.globals.hub);
@@ -71,21 +72,25 @@ function collectorUrl(p: Parsed, env: NodeJS.ProcessEnv, running: RunningHub | n
     if (!/^wss?:\/\/[^/\s]+/.test(url)) throw new UsageError(`--hub "${given}": expected ws://HOST:PORT`);
     return { url, note: '' };
   }
-  if (running) {
-    const at = running.url.replace(/^https?:\/\//, '');
-    const url = `${running.url.startsWith('https:') ? 'wss' : 'ws'}://${at.replace(/^(0\.0\.0\.0|\[::\])(?=:)/, hostname())}`;
-    const loopback = LOOPBACK.test(at);
-    return { url, note: loopback ? `the hub listens on ${at}, loopback only: other hosts need a listen address they can reach (or a proxy)` : '' };
-  }
   let listen = DEFAULT_LISTEN;
+  let publicUrl: string | undefined;
   const file = str(p.globals.config) ?? defaultHubConfigPath(env);
   try {
     if (existsSync(file)) {
       const c = loadHubConfig(file);
       listen = `${c.listen.host}:${c.listen.port}`;
+      publicUrl = c.publicUrl;
     }
   } catch {
     // A config that does not load yet is no reason not to mint a token; the port stays the default.
+  }
+  // public_url is where people reach the hub; a collector goes the same way.
+  if (publicUrl) return { url: publicUrl.replace(/^http(s?):\/\//, 'ws$1://'), note: '' };
+  if (running) {
+    const at = running.url.replace(/^https?:\/\//, '');
+    const url = `${running.url.startsWith('https:') ? 'wss' : 'ws'}://${at.replace(/^(0\.0\.0\.0|\[::\])(?=:)/, hostname())}`;
+    const loopback = LOOPBACK.test(at);
+    return { url, note: loopback ? `the hub listens on ${at}, loopback only: other hosts need a listen address they can reach (or a proxy)` : '' };
   }
   const port = listen.slice(listen.lastIndexOf(':') + 1);
   const loopback = LOOPBACK.test(listen);

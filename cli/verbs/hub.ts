@@ -174,12 +174,14 @@ export async function main(p: Parsed): Promise<number> {
     if ('error' in pid) hub.logger.warn(pid.error);
 
     process.stdout.write(`tma hub: listening on ${hub.url}\n`);
+    // The page link people open: at public_url when hub.toml names one.
+    const page = config.publicUrl ?? hub.url;
     if (pageToken) {
-      process.stdout.write(`tma hub: fleet view: ${hub.url}/#token=${pageToken}\n`);
+      process.stdout.write(`tma hub: fleet view: ${page}/#token=${pageToken}\n`);
       process.stdout.write(`tma hub: token in ${tokenNote}; try: curl -H "Authorization: Bearer $(cat ${tokenNote})" ${hub.url}/v1/agents\n`);
       process.stdout.write(`tma hub: or: node bin/tma.js --hub ${hub.url} ls\n`);
     } else {
-      process.stdout.write(`tma hub: fleet view: ${hub.url}/ (sign in with a client token; mint one: tma hub token --client NAME --role viewer)\n`);
+      process.stdout.write(`tma hub: fleet view: ${page}/ (sign in with a client token; mint one: tma hub token --client NAME --role viewer)\n`);
     }
 
     await new Promise<void>((resolve) => {

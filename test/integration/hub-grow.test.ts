@@ -4,7 +4,7 @@
 // build2's rows to the same hub while the page link printed at start keeps working.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
@@ -139,4 +139,20 @@ it('--print only prints; a hub.toml that does not load is left as it was, and no
   const twice = await tma(['hub', 'token', '--host', 'b5'], { env });
   expect(twice.code).toBe(2);
   expect(twice.stderr).toContain(`host b5 is already in ${hubToml}`);
+});
+
+it('with public_url: the page link printed at start and the collector command both use it', { timeout: 60_000 }, async () => {
+  dir = mkdtempSync(join(tmpdir(), 'tma-hub-grow-'));
+  const env = { XDG_CONFIG_HOME: join(dir, 'cfg'), XDG_STATE_HOME: join(dir, 'state') };
+  const port = await freePort();
+  const tma_ = join(dir, 'cfg', 'tma');
+  mkdirSync(tma_, { recursive: true });
+  writeFileSync(join(tma_, 'hub.token'), 'tok-grow-local-51a7\n', { mode: 0o600 });
+  writeFileSync(join(tma_, 'hub.toml'), `public_url = "https://fleet.example/tma/"\n[[client]]\nname = "local"\ntoken_file = "hub.token"\nrole = "operator"\n`);
+  const hub = await zeroConfigHub(env, port);
+  expect(hub.link).toBe('https://fleet.example/tma/#token=tok-grow-local-51a7');
+  const minted = await tma(['hub', 'token', '--host', 'b6'], { env });
+  expect(minted.code).toBe(0);
+  expect(minted.stdout).toContain(`tma collector --hub wss://fleet.example/tma --token-file ${join(tma_, 'tokens', 'b6')} --host-name b6`);
+  await waitFor(() => hub.out().includes('reload: +1 host token'), `the reload line: ${hub.out().slice(-800)}`, 10_000);
 });

@@ -99,12 +99,13 @@ export const VERB_TABLE = {
     usage: ['tma hub [--listen ADDR:PORT] [--config hub.toml] [--no-local]'],
     help:
       '  serve the fleet (default 127.0.0.1:7480); SIGHUP re-reads hub.toml\n  logs on stderr as for collector (--log-level LEVEL or TMA_LOG_LEVEL)\n' +
-      'tma hub token --host NAME | --client NAME --role viewer|operator [--dir DIR] [--force] [--hub ws://HUB:PORT]\n' +
-      '  write a new 0600 token file and print its hub.toml entry (and, for a host, the collector command)\n\n' +
+      'tma hub token --host NAME | --client NAME --role viewer|operator [--dir DIR] [--force] [--hub ws://HUB:PORT] [--print]\n' +
+      '  write a new 0600 token file, add its entry to hub.toml (created on first use) and reload the running hub,\n' +
+      '  then print the entry (and, for a host, the collector command); --print only prints\n\n' +
       '  tma hub --listen 0.0.0.0:7480\n  tma hub token --host gpu1 --hub ws://hub.lan:7480',
     overview: [
       ['hub [--listen ADDR:PORT] [--config hub.toml] [--no-local]', "serve the fleet (default 127.0.0.1:7480), with this\nmachine's own agents unless --no-local"],
-      ['hub token --host NAME | --client NAME --role viewer|operator [--dir DIR] [--force]', 'mint a 0600 token file and print its hub.toml entry'],
+      ['hub token --host NAME | --client NAME --role viewer|operator [--dir DIR] [--force] [--print]', 'mint a 0600 token file, add it to hub.toml\nand reload the hub (--print only prints)'],
     ],
     section: 'commands',
     positionals: { words: ['token'] },

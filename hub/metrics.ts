@@ -1,15 +1,27 @@
 // Hub counters and their Prometheus text. Counters only grow for the life of the process; gauges
 // are read from the store when scraped so they cannot drift from it.
 
+import { ACT_OUTCOMES } from '../shared/protocol.js';
+import { CLASSES, classOf } from '../shared/tokens.js';
 import type { FleetReads } from './store/fleet-store.js';
 
 export type SubscriberKind = 'ws' | 'sse';
 
-function label(v: string): string {
+/** A label value as the text format wants it: backslash, double quote and newline escaped. */
+export function label(v: string): string {
   return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 }
 
+/** An act outcome from the wire outside the closed set is counted as `other`, so a collector cannot grow the series. */
+const actOutcomeLabel = (o: string): string => ((ACT_OUTCOMES as readonly string[]).includes(o) ? o : 'other');
+
+export interface BuildInfo {
+  version: string;
+  node: string;
+}
+
 export class HubMetrics {
+  readonly actOutcomes = new Map<string, number>();
   readonly framesRejected = new Map<string, number>();
   readonly authFailures = new Map<string, number>();
   readonly subscribersDropped = new Map<SubscriberKind, number>();
@@ -18,6 +30,10 @@ export class HubMetrics {
   reconnects = 0;
   resyncs = 0;
   connectionsRefused = 0;
+  /** `[metrics] per_pane` (follows a reload): one series per agent pane; off by default, for cardinality. */
+  perPane = false;
+
+  constructor(private readonly build: BuildInfo = { version: 'unknown', node: process.version }) {}
 
   private bump<K>(m: Map<K, number>, k: K, by = 1): void {
     m.set(k, (m.get(k) ?? 0) + by);
@@ -39,12 +55,47 @@ export class HubMetrics {
     this.bump(this.subscribers, kind, delta);
   }
 
+  actDone(outcome: string): void {
+    this.bump(this.actOutcomes, actOutcomeLabel(outcome));
+  }
+
   render(store: FleetReads, now: number): string {
     const hosts = store.hostMetrics().sort((a, b) => (a.host < b.host ? -1 : 1));
     const out: string[] = [];
     const metric = (name: string, type: 'gauge' | 'counter', help: string, lines: string[]) => {
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, ...lines);
     };
+    metric('tma_build_info', 'gauge', 'The running hub: its version and Node.js, as labels; always 1.', [
+      `tma_build_info{version="${label(this.build.version)}",node="${label(this.build.node)}"} 1`,
+    ]);
+    metric(
+      'tma_hub_agents',
+      'gauge',
+      'Agent panes held, by host and state class (every class, zeros included).',
+      hosts.flatMap((h) => CLASSES.map((c) => `tma_hub_agents{host="${label(h.host)}",state="${c}"} ${h.classes[c]}`)),
+    );
+    metric('tma_hub_host_up', 'gauge', "1 while the host's link is up, else 0.", hosts.map((h) => `tma_hub_host_up{host="${label(h.host)}"} ${h.reachable ? 1 : 0}`));
+    metric(
+      'tma_hub_host_oldest_blocked_timestamp_seconds',
+      'gauge',
+      "When the host's longest-blocked pane became blocked (Unix seconds); absent while none is blocked.",
+      hosts
+        .filter((h) => h.oldestBlockedMs !== null)
+        .map((h) => `tma_hub_host_oldest_blocked_timestamp_seconds{host="${label(h.host)}"} ${(h.oldestBlockedMs! / 1000).toFixed(3)}`),
+    );
+    metric('tma_hub_act_total', 'counter', 'Remote acts answered, by outcome (unknown outcomes count as other).', [
+      ...[...ACT_OUTCOMES, 'other'].map((k) => `tma_hub_act_total{outcome="${k}"} ${this.actOutcomes.get(k) ?? 0}`),
+    ]);
+    if (this.perPane) {
+      // Title-free like every row that leaves a host: only names and the class.
+      metric(
+        'tma_hub_pane_state',
+        'gauge',
+        'One series per agent pane, labelled with its state class; always 1 ([metrics] per_pane).',
+        store.rows().map((r) =>
+          `tma_hub_pane_state{host="${label(r.host)}",server="${label(r.server)}",pane="${label(r.pane)}",agent="${label(r.agent)}",state="${classOf(r.state, r.attention)}"} 1`),
+      );
+    }
     metric('tma_hub_hosts_connected', 'gauge', 'Hosts whose link is up.', [
       `tma_hub_hosts_connected ${hosts.filter((h) => h.reachable).length}`,
     ]);

@@ -55,6 +55,8 @@ export interface StartHubOptions {
   notifyJournal?: string | null;
   /** Grouping and retry timings of the notification sinks; tests shorten them. */
   notifyTiming?: Partial<NotifyTiming>;
+  /** The version `tma_build_info` reports (the CLI's; the hub does not import cli/). */
+  version?: string;
 }
 
 export interface Hub {
@@ -74,6 +76,9 @@ export interface Hub {
   close(): Promise<void>;
 }
 
+/** 127.0.0.0/8, ::1 and localhost: only this machine can reach it. */
+export const isLoopback = (host: string): boolean => /^(127\.|localhost$|::1$|::ffff:127\.)/.test(host);
+
 function defaultLogger(): Logger {
   // Logs belong on stderr, as with the CLI's logger: stdout is for what a caller reads.
   const level = (LOG_LEVELS as readonly string[]).includes(process.env.TMA_LOG_LEVEL ?? '') ? process.env.TMA_LOG_LEVEL! : 'info';
@@ -91,15 +96,16 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   const listen = typeof opts.listen === 'string' ? parseListen(opts.listen) : (opts.listen ?? config.listen);
 
   const book = new TokenBook(config);
-  const metrics = new HubMetrics();
+  const metrics = new HubMetrics({ version: opts.version ?? 'unknown', node: process.version });
+  metrics.perPane = config.metrics?.perPane ?? false;
   const gate = new Gate({ book, metrics, logger, clock });
   const store: FleetStore = new MemoryFleetStore({ clock, lostAfterMs: config.lostAfterMs });
   for (const c of config.collectors) store.declare(c.host, 'ws');
   for (const s of config.ssh) store.declare(s.name, 'ssh');
   const stopWarming = warmPieces(store);
   const streams = new StreamHub(store, { coalesceMs: opts.streamCoalesceMs ?? 50, keepaliveMs: heartbeatMs, logger, metrics, clock });
-  // Its context learns the hub's address once listening (the default ntfy click target).
-  const notifyContext = { hubUrl: '' };
+  // The base of the links notifications carry: public_url, else the hub's address once listening.
+  const notifyContext = { hubUrl: config.publicUrl ?? '' };
   const notifier = new HubNotifier({
     journalPath: opts.notifyJournal ?? null, sinks: config.notify ?? [], logger, context: notifyContext, clock,
     ...(opts.notifyTiming ? { timing: opts.notifyTiming } : {}),
@@ -138,8 +144,11 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
       gate.logRefusal('(connection)', `too many connections from ${address} or in all`);
     },
   });
-  notifyContext.hubUrl = http.url;
-  logger.info({ url: http.url }, 'hub listening');
+  notifyContext.hubUrl = config.publicUrl ?? http.url;
+  logger.info({ url: http.url, ...(config.publicUrl ? { public_url: config.publicUrl } : {}) }, 'hub listening');
+  if (!isLoopback(listen.host)) {
+    logger.warn({ listen: `${listen.host}:${http.port}` }, 'the hub speaks plain HTTP beyond loopback: tokens travel in clear; keep it on loopback behind a TLS proxy, or use the ssh transport');
+  }
 
   const ssh = new SshDialers({ sessions, store, logger, tuning: opts.ssh });
   config.ssh.forEach((target) => ssh.dial(target));
@@ -157,7 +166,11 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     reload: (next) => applyReload({
       logger,
       current: () => config,
-      commit: (c) => (config = c),
+      commit: (c) => {
+        config = c;
+        metrics.perPane = c.metrics?.perPane ?? false;
+        notifyContext.hubUrl = c.publicUrl ?? http.url;
+      },
       setCredentials: (c) => book.replace(c),
       closeClientStreams: (name, reason) => subscribe.closeClient(name, reason),
       closeHostLinks: (host, reason) => sessions.closeTokenLinks(host, reason),

@@ -135,6 +135,12 @@ export const actRequestFrame = z.strictObject({
   deadline_ms: z.number().int().nonnegative(),
 });
 
+/**
+ * What one fire of an action came to. The set is closed: consumers branch on it (and the hub
+ * counts by it in /metrics), so a new kind of result is a new reason, never a new outcome.
+ */
+export const ACT_OUTCOMES = ['sent', 'replied', 'spawned', 'exited', 'timeout', 'refused', 'vanished', 'error'] as const;
+
 /** The local act result (`tma act --json`) plus where it ran. */
 export const actResultSchema = z.looseObject({
   schema: z.literal(1),

@@ -1,16 +1,18 @@
 // `tma hub token --host NAME | --client NAME --role viewer|operator`: a new random token in a new
-// 0600 file, and what to do with it. Everything printed is valid TOML (the guidance is comments),
-// so the output can be pasted, or appended, into hub.toml as it stands.
+// 0600 file, its entry added to the hub's config file (created on first use) and the running hub
+// told to reload it; `--print` only prints. Everything printed is valid TOML (the guidance is
+// comments), so the output can also be pasted, or appended, into a hub.toml by hand.
 
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEFAULT_LISTEN, expandHome, hostName, loadHubConfig, type Role } from '../../hub/config/config.js';
 import { UsageError, type Parsed } from '../args.js';
 import type { HUB } from '../verb-flags.js';
 import { ExitError } from '../local.js';
-import { defaultHubConfigPath, defaultTokenDir } from '../hub-files.js';
+import { defaultHubConfigPath, defaultTokenDir, localToken } from '../hub-files.js';
+import { appendEntry, listedTokenFile, newHubToml, runningHub, writeConfigAtomically, type RunningHub } from './hub-config-file.js';
 
 /** Names become file names here and host names in hub.toml: the hub's own rule, and never `.`/`..`. */
 export function checkName(name: string, what: string): string {
@@ -22,10 +24,13 @@ export function checkName(name: string, what: string): string {
 
 const q = (s: string) => JSON.stringify(s);
 
-export function hostEntryText(name: string, file: string, hubUrl: string, note: string): string {
+const HAND_ADD = '# add this entry to hub.toml, then reload the hub: systemctl --user reload tma-hub (or kill -HUP its pid)';
+
+/** `added`: the line saying where the entry went and whether a hub took it, instead of what to do by hand. */
+export function hostEntryText(name: string, file: string, hubUrl: string, note: string, added?: string): string {
   return [
     `# token for host ${name} written to ${file} (mode 0600)`,
-    '# add this entry to hub.toml, then reload the hub: systemctl --user reload tma-hub (or kill -HUP its pid)',
+    added ?? HAND_ADD,
     '[[collector]]',
     `host = ${q(name)}`,
     `token_file = ${q(file)}`,
@@ -36,10 +41,10 @@ export function hostEntryText(name: string, file: string, hubUrl: string, note: 
   ].join('\n');
 }
 
-export function clientEntryText(name: string, role: Role, file: string): string {
+export function clientEntryText(name: string, role: Role, file: string, added?: string): string {
   return [
     `# token for client ${name} (${role}) written to ${file} (mode 0600)`,
-    '# add this entry to hub.toml, then reload the hub: systemctl --user reload tma-hub (or kill -HUP its pid)',
+    added ?? HAND_ADD,
     '[[client]]',
     `name = ${q(name)}`,
     `token_file = ${q(file)}`,
@@ -49,8 +54,14 @@ export function clientEntryText(name: string, role: Role, file: string): string 
   ].join('\n');
 }
 
-/** The URL a collector dials: --hub as given (http→ws), else this machine at the configured port. */
-function collectorUrl(p: Parsed, env: NodeJS.ProcessEnv): { url: string; note: string } {
+const LOOPBACK = /^(127\.|\[?::1\]?:|localhost:)/;
+
+/**
+ * The URL a collector dials: --hub as given (http→ws); else hub.toml's public_url; else the running
+ * hub's own address (this machine's name when it listens on every address); else this machine at
+ * the configured port.
+ */
+function collectorUrl(p: Parsed, env: NodeJS.ProcessEnv, running: RunningHub | null = null): { url: string; note: string } {
   const given = p.globals.hub;
   if (given) {
     const url = given.replace(/^http(s?):\/\//, 'ws$1://');
@@ -58,17 +69,27 @@ function collectorUrl(p: Parsed, env: NodeJS.ProcessEnv): { url: string; note: s
     return { url, note: '' };
   }
   let listen = DEFAULT_LISTEN;
+  let publicUrl: string | undefined;
   const file = p.globals.config ?? defaultHubConfigPath(env);
   try {
     if (existsSync(file)) {
       const c = loadHubConfig(file);
       listen = `${c.listen.host}:${c.listen.port}`;
+      publicUrl = c.publicUrl;
     }
   } catch {
     // A config that does not load yet is no reason not to mint a token; the port stays the default.
   }
+  // public_url is where people reach the hub; a collector goes the same way.
+  if (publicUrl) return { url: publicUrl.replace(/^http(s?):\/\//, 'ws$1://'), note: '' };
+  if (running) {
+    const at = running.url.replace(/^https?:\/\//, '');
+    const url = `${running.url.startsWith('https:') ? 'wss' : 'ws'}://${at.replace(/^(0\.0\.0\.0|\[::\])(?=:)/, hostname())}`;
+    const loopback = LOOPBACK.test(at);
+    return { url, note: loopback ? `the hub listens on ${at}, loopback only: other hosts need a listen address they can reach (or a proxy)` : '' };
+  }
   const port = listen.slice(listen.lastIndexOf(':') + 1);
-  const loopback = /^(127\.|\[?::1\]?:|localhost:)/.test(listen);
+  const loopback = LOOPBACK.test(listen);
   return {
     url: `ws://${hostname()}:${port}`,
     note: loopback ? `the hub listens on ${listen}, loopback only: other hosts need a listen address they can reach (or a proxy)` : '',
@@ -90,10 +111,45 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
   const file = join(dir, name);
   const force = p.opts.force === true;
   if (existsSync(file) && !force) throw new ExitError(`${file} already exists; pass --force to replace its token`, 2);
-  const hub = host !== undefined ? collectorUrl(p, env) : null;
-
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const token = randomBytes(32).toString('hex');
+
+  if (p.opts.print === true) {
+    writeToken(dir, file, token, force);
+    const hub = host !== undefined ? collectorUrl(p, env) : null;
+    process.stdout.write(hub ? hostEntryText(name, file, hub.url, hub.note) : clientEntryText(name, role as Role, file));
+    return 0;
+  }
+
+  // The config file, created on first use with the zero-config hub's token as an operator client.
+  const configPath = p.globals.config ?? defaultHubConfigPath(env);
+  const created = !existsSync(configPath);
+  const base = created ? newHubToml(localToken(env).file) : readFileSync(configPath, 'utf8');
+  const listed = listedTokenFile(configPath, base, host !== undefined ? 'collector' : 'client', name);
+  if (listed !== null && !(force && listed === file)) {
+    throw new ExitError(`${host !== undefined ? 'host' : 'client'} ${name} is already in ${configPath}${listed ? ` (token_file ${listed})` : ''}; edit that entry, or pass --force with the same --dir to replace its token`, 2);
+  }
+  const running = runningHub(configPath);
+  const hub = host !== undefined ? collectorUrl(p, env, running) : null;
+  const said = running ? `the running hub (pid ${running.pid}) was told to reload it` : 'no hub runs for it now; `tma hub` reads it when it starts';
+  const added = `# ${listed !== null ? 'already in' : 'added to'} ${configPath}; ${said}`;
+  const entry = hub ? hostEntryText(name, file, hub.url, hub.note, added) : clientEntryText(name, role as Role, file, added);
+  // Checked as the hub will read it, with the new token in place, before anything is written.
+  const text = listed !== null ? null : appendEntry(configPath, base, entry, (path) => (path === file ? token : readFileSync(path, 'utf8')));
+  writeToken(dir, file, token, force);
+  if (text !== null) writeConfigAtomically(configPath, text);
+  if (running) {
+    try {
+      process.kill(running.pid, 'SIGHUP');
+    } catch (e) {
+      process.stderr.write(`tma: could not signal the hub (pid ${running.pid}): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}\n`);
+    }
+  }
+  process.stdout.write(entry);
+  return 0;
+}
+
+function writeToken(dir: string, file: string, token: string, force: boolean): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   try {
     writeFileSync(file, `${token}\n`, { mode: 0o600, flag: force ? 'w' : 'wx' });
     // A replaced file keeps the mode it had: make sure it is ours alone.
@@ -103,6 +159,4 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
     if (code === 'EEXIST') throw new ExitError(`${file} already exists; pass --force to replace its token`, 2);
     throw new ExitError(`cannot write ${file}: ${code ?? (e as Error).message}`, 1);
   }
-  process.stdout.write(hub ? hostEntryText(name, file, hub.url, hub.note) : clientEntryText(name, role as Role, file));
-  return 0;
 }

@@ -2,9 +2,8 @@
 // servers attached to it in-process. Without a hub.toml it runs on loopback with one operator
 // token it writes for this user, so the first run needs no setup at all.
 
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { homedir } from 'node:os';
 import { DEFAULT_LISTEN, DEFAULT_LOST_AFTER_MS, HubConfigError, loadHubConfig, parseListen, type HubConfig } from '../../hub/config/config.js';
 import { reloadOnSignal } from '../../hub/config/reload.js';
@@ -17,9 +16,11 @@ import { hostName } from '../../collector/tmux/host.js';
 import { UsageError, type Parsed } from '../args.js';
 import type { HUB } from '../verb-flags.js';
 import { assembleCollector, IDLE_SWEEP_MS, WATCHED_SWEEP_MS } from '../collector-assembly.js';
-import { defaultHubConfigPath, defaultTokenFile } from '../hub-files.js';
+import { defaultHubConfigPath, localToken, readLocalToken } from '../hub-files.js';
+import { writePidFile } from './hub-config-file.js';
 import { ExitError, guard } from '../local.js';
 import { logLevelOf } from '../log-setup.js';
+import { VERSION } from '../version.js';
 import { createLogger } from '../../shared/log.js';
 import { hostLabel } from '../../shared/host-label.js';
 
@@ -27,19 +28,6 @@ import { hostLabel } from '../../shared/host-label.js';
 function notifyJournalPath(env: NodeJS.ProcessEnv): string {
   const base = env.XDG_STATE_HOME || join(env.HOME || homedir(), '.local', 'state');
   return join(base, 'tma', 'hub-notifications.jsonl');
-}
-
-/** The token a zero-config hub accepts, created once (0600) and reused. */
-function localToken(env: NodeJS.ProcessEnv): { token: string; file: string } {
-  const file = defaultTokenFile(env);
-  if (existsSync(file)) {
-    const token = readFileSync(file, 'utf8').trim();
-    if (token) return { token, file };
-  }
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  const token = randomBytes(24).toString('hex');
-  writeFileSync(file, `${token}\n`, { mode: 0o600 });
-  return { token, file };
 }
 
 function zeroConfig(token: string): HubConfig {
@@ -93,7 +81,7 @@ export function attachLocalCollector(
 export async function main(p: Parsed<typeof HUB>): Promise<number> {
   const env = process.env;
   if (p.positionals[0] === 'token') return (await import('./hub-token.js')).main(p);
-  const stray = (['host', 'client', 'role', 'dir', 'force'] as const).find((k) => p.opts[k] !== undefined);
+  const stray = (['host', 'client', 'role', 'dir', 'force', 'print'] as const).find((k) => p.opts[k] !== undefined);
   if (stray) throw new UsageError(`--${stray} belongs to \`tma hub token\``);
   const listen = p.opts.listen;
   const noLocal = p.opts['no-local'] === true;
@@ -106,12 +94,20 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
     let tokenNote: string | null = null;
     let pageToken: string | null = null;
     const configFile = explicit || existsSync(path) ? path : null;
-    // From here on a SIGHUP reloads (once the hub is up) instead of ending the process.
-    const reloader = reloadOnSignal(configFile, loadHubConfig);
+    // From here on a SIGHUP reloads (once the hub is up) instead of ending the process. A
+    // zero-config hub watches the default path too: `tma hub token` creates the file and signals.
+    const reloader = reloadOnSignal(path, loadHubConfig, configFile === null);
     const warnings: string[] = [];
     try {
-      if (configFile) config = loadHubConfig(configFile, (w) => warnings.push(w));
-      else {
+      if (configFile) {
+        config = loadHubConfig(configFile, (w) => warnings.push(w));
+        // The page link needs a client token: the zero-config one, when the file still lists it.
+        const local = readLocalToken(env);
+        if (local && config.clients.some((c) => c.token === local.token)) {
+          pageToken = local.token;
+          tokenNote = local.file;
+        }
+      } else {
         const local = localToken(env);
         config = zeroConfig(local.token);
         pageToken = local.token;
@@ -125,7 +121,7 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
     let hub;
     try {
       const logger = await createLogger({ name: 'tma-hub', level });
-      hub = await startHub({ config, ...(listen ? { listen } : {}), notifyJournal: notifyJournalPath(env), logger });
+      hub = await startHub({ config, ...(listen ? { listen } : {}), notifyJournal: notifyJournalPath(env), logger, version: VERSION });
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EADDRINUSE') throw new ExitError(`cannot listen on ${listen ?? 'the configured address'}: address in use`, 1);
@@ -151,11 +147,19 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
       };
     }
 
+    // Beside the config: how `tma hub token` finds this hub to make it reload what it added.
+    const pid = writePidFile(path, hub.url);
+    if ('error' in pid) hub.logger.warn(pid.error);
+
     process.stdout.write(`tma hub: listening on ${hub.url}\n`);
+    // The page link people open: at public_url when hub.toml names one.
+    const page = config.publicUrl ?? hub.url;
     if (pageToken) {
-      process.stdout.write(`tma hub: fleet view: ${hub.url}/#token=${pageToken}\n`);
+      process.stdout.write(`tma hub: fleet view: ${page}/#token=${pageToken}\n`);
       process.stdout.write(`tma hub: token in ${tokenNote}; try: curl -H "Authorization: Bearer $(cat ${tokenNote})" ${hub.url}/v1/agents\n`);
       process.stdout.write(`tma hub: or: node bin/tma.js --hub ${hub.url} ls\n`);
+    } else {
+      process.stdout.write(`tma hub: fleet view: ${page}/ (sign in with a client token; mint one: tma hub token --client NAME --role viewer)\n`);
     }
 
     await new Promise<void>((resolve) => {
@@ -163,6 +167,7 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
       process.once('SIGTERM', resolve);
     });
     reloader.stop();
+    if (!('error' in pid)) pid.remove();
     stopLocal();
     await hub.close();
     return 0;

@@ -1,8 +1,9 @@
 // What one fire of an action came to, and the process exit code each result stands for.
-// The outcome set is closed: consumers branch on it, so a new kind of result is a new reason,
-// never a new outcome.
+// The outcome set is closed and lives in shared/protocol.ts, beside the wire's act result.
 
-export const OUTCOMES = ['sent', 'replied', 'spawned', 'exited', 'timeout', 'refused', 'vanished', 'error'] as const;
+import { ACT_OUTCOMES } from '../../shared/protocol.js';
+
+export const OUTCOMES = ACT_OUTCOMES;
 export type Outcome = (typeof OUTCOMES)[number];
 
 /** Refusals decided by the gate or the binders; all exit 4. */

@@ -45,12 +45,14 @@ const sshEntry = z.strictObject({
 
 const hubSchema = z.strictObject({
   listen: z.string().optional(),
+  public_url: z.string().regex(/^https?:\/\/[^\s/]+(\/[^\s]*)?$/, 'an http:// or https:// URL').optional(),
   stale_after_secs: secs.optional(),
   lost_after_secs: secs.optional(),
   collector: z.array(collectorEntry).optional(),
   client: z.array(clientEntry).optional(),
   ssh: z.array(sshEntry).optional(),
   notify: z.array(notifyEntry).optional(),
+  metrics: z.strictObject({ per_pane: z.boolean().optional() }).optional(),
 });
 
 export type Role = 'viewer' | 'operator';
@@ -83,6 +85,8 @@ export interface SshTarget {
 
 export interface HubConfig {
   listen: ListenAddress;
+  /** The address people reach the hub at (a proxy, a LAN name): the base of every link it sends. */
+  publicUrl?: string;
   /** null: three heartbeat intervals, whatever the interval is. */
   staleAfterMs: number | null;
   lostAfterMs: number;
@@ -91,6 +95,8 @@ export interface HubConfig {
   ssh: SshTarget[];
   /** `[[notify]]` sinks; absent or empty: the hub records notifications and sends them nowhere. */
   notify?: NotifySinkConfig[];
+  /** `[metrics]`; absent: the defaults (no per-pane series). */
+  metrics?: { perPane: boolean };
 }
 
 export class HubConfigError extends Error {}
@@ -216,6 +222,8 @@ export function parseHubConfig(file: string, text: string, read: ReadTokenFile =
 
   return {
     listen,
+    // Only when set, like notify: a config without it reads exactly as before.
+    ...(c.public_url ? { publicUrl: c.public_url.replace(/\/+$/, '') } : {}),
     staleAfterMs: c.stale_after_secs !== undefined ? Math.round(c.stale_after_secs * 1000) : null,
     lostAfterMs: c.lost_after_secs !== undefined ? Math.round(c.lost_after_secs * 1000) : DEFAULT_LOST_AFTER_MS,
     collectors,
@@ -223,6 +231,7 @@ export function parseHubConfig(file: string, text: string, read: ReadTokenFile =
     ssh,
     // Only when configured: a config without sinks reads exactly as it did before they existed.
     ...(c.notify ? { notify: notifySinks(file, c.notify, read) } : {}),
+    ...(c.metrics ? { metrics: { perPane: c.metrics.per_pane ?? false } } : {}),
   };
 }
 

@@ -17,6 +17,8 @@ export interface ConfigDiff {
   hostTokens: { added: string[]; removed: string[]; changed: string[] };
   ssh: { added: SshTarget[]; removed: string[]; changed: SshTarget[]; unchanged: string[] };
   notifyChanged: boolean;
+  /** Settings a reload applies at once (public_url, [metrics]). */
+  liveChanged: string[];
   /** Keys whose new value is read but takes effect only when the hub restarts. */
   needsRestart: string[];
 }
@@ -69,6 +71,10 @@ export function diffHubConfig(before: HubConfig, after: HubConfig): ConfigDiff {
       unchanged: ss.both.filter(([b, a]) => sameSsh(b, a)).map(([, a]) => a.name),
     },
     notifyChanged: JSON.stringify(before.notify ?? []) !== JSON.stringify(after.notify ?? []),
+    liveChanged: [
+      ...(before.publicUrl !== after.publicUrl ? ['public_url'] : []),
+      ...((before.metrics?.perPane ?? false) !== (after.metrics?.perPane ?? false) ? ['metrics.per_pane'] : []),
+    ],
     needsRestart,
   };
 }
@@ -98,6 +104,7 @@ function summaryParts(d: ConfigDiff): string[] {
     ...tokens,
     ...(ssh.length ? [`ssh: ${ssh.join(' ')}`] : []),
     ...(d.notifyChanged ? ['notify sinks replaced'] : []),
+    ...(d.liveChanged.length ? [`${d.liveChanged.join(', ')} changed`] : []),
     ...(d.needsRestart.length ? [`${d.needsRestart.join(', ')} changed (takes effect on restart)`] : []),
   ];
 }

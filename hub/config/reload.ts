@@ -3,6 +3,7 @@
 // no longer holds is closed, `[[ssh]]` targets are dialled, closed or redialled, and the sinks are
 // replaced. Links and streams the change does not concern are left exactly as they are.
 
+import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { HubConfig, SshTarget } from './config.js';
 import { diffHubConfig, diffSummary, type ConfigDiff } from './diff.js';
@@ -68,23 +69,24 @@ export async function applyReload(t: ReloadTarget, next: HubConfig): Promise<Rel
 
 /**
  * Re-read `file` on SIGHUP and apply it. A file that does not load (TOML, schema or a token file
- * it cannot read) leaves the running config as it is and says why in one line. Without a file
- * (the zero-config hub) there is nothing to re-read, and the signal says so instead of ending the
- * hub. Installed before the hub starts, so a reload sent while it starts (systemd may) does not
+ * it cannot read) leaves the running config as it is and says why in one line. A zero-config hub
+ * (`optional`) reads the file once it exists (`tma hub token` creates it); until then there is
+ * nothing to re-read, and the signal says so instead of ending the hub. Installed before the hub starts, so a reload sent while it starts (systemd may) does not
  * end it either: that signal is applied once the hub is attached. Signals arriving during a reload
  * are applied one after another.
  */
 export function reloadOnSignal(
   file: string | null,
   load: (file: string, warn: (line: string) => void) => HubConfig,
+  optional = false,
 ): { attach(hub: { logger: Logger; reload(next: HubConfig): Promise<ReloadReport> }): void; stop(): void } {
   let hub: { logger: Logger; reload(next: HubConfig): Promise<ReloadReport> } | null = null;
   let early = false;
   let queue: Promise<unknown> = Promise.resolve();
   const once = async () => {
     const h = hub!;
-    if (file === null) {
-      h.logger.info('reload: no hub.toml (zero-config hub): nothing to reload');
+    if (file === null || (optional && !existsSync(file))) {
+      h.logger.info(`reload: no hub.toml${file ? ` at ${file}` : ''} (zero-config hub): nothing to reload`);
       return;
     }
     let next: HubConfig;

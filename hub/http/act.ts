@@ -35,7 +35,8 @@ export interface ActRouteDeps {
 export function registerActRoute(app: Hono, d: ActRouteDeps): void {
   const audit = d.logger.child({ audit: 'remote-act' });
 
-  const record = (who: string, b: ActBody, slot: string | null, r: ActResult) =>
+  const record = (who: string, b: ActBody, slot: string | null, r: ActResult) => {
+    d.metrics.actDone(r.outcome);
     audit.info(
       {
         who, host: b.host, server: r.server, pane: b.pane, action: b.action,
@@ -45,6 +46,7 @@ export function registerActRoute(app: Hono, d: ActRouteDeps): void {
       },
       'remote act',
     );
+  };
 
   app.post('/v1/act', d.gate.requireClient, async (c) => {
     const { principal, endpoint } = c.var;

@@ -17,15 +17,23 @@ export interface Batch {
 }
 
 export interface DeliverContext {
-  /** The hub's own address, the default for an ntfy click. */
+  /** The base of every page link sent: hub.toml's public_url, else the hub's own address. */
   hubUrl: string;
 }
 
 export class DeliveryError extends Error {}
 
-/** The JSON document webhook and command sinks receive. */
-export function batchDocument(sink: NotifySinkConfig, b: Batch): { schema: 1; sink: string; delivery: string; events: HubNotification[] } {
-  return { schema: 1, sink: sink.name, delivery: b.id, events: sinkEvents(sink, b) };
+/** The fleet page opened at one pane. */
+export function pageLink(pageBase: string, e: HubNotification): string {
+  return `${pageBase.replace(/\/+$/, '')}/#${new URLSearchParams({ host: e.host, server: e.server, pane: e.pane }).toString()}`;
+}
+
+/** A message's one link target: the first event that waits for the person, else the first. */
+const leadOf = (ev: HubNotification[]): HubNotification => ev.find((e) => e.trigger === 'blocked') ?? ev[0]!;
+
+/** The JSON document webhook and command sinks receive; `page_url` opens the page at the lead event. */
+export function batchDocument(sink: NotifySinkConfig, b: Batch, pageBase: string): { schema: 1; sink: string; delivery: string; events: HubNotification[]; page_url: string } {
+  return { schema: 1, sink: sink.name, delivery: b.id, events: sinkEvents(sink, b), page_url: pageLink(pageBase, leadOf(b.events)) };
 }
 
 /** What a prompt asks goes only to a sink that asked for it (`include_summary = true`). */
@@ -34,9 +42,9 @@ function sinkEvents(sink: Pick<NotifySinkConfig, 'includeSummary'>, b: Batch): H
 }
 
 export async function deliver(sink: NotifySinkConfig, b: Batch, ctx: DeliverContext): Promise<void> {
-  if (sink.kind === 'webhook') return webhook(sink, b);
+  if (sink.kind === 'webhook') return webhook(sink, b, ctx);
   if (sink.kind === 'ntfy') return ntfy(sink, b, ctx);
-  return command(sink, b);
+  return command(sink, b, ctx);
 }
 
 async function post(url: string, body: string, headers: Record<string, string>): Promise<void> {
@@ -51,8 +59,8 @@ async function post(url: string, body: string, headers: Record<string, string>):
   if (res.status < 200 || res.status >= 300) throw new DeliveryError(`HTTP ${res.status}`);
 }
 
-async function webhook(sink: NotifySinkConfig, b: Batch): Promise<void> {
-  const body = JSON.stringify(batchDocument(sink, b));
+async function webhook(sink: NotifySinkConfig, b: Batch, ctx: DeliverContext): Promise<void> {
+  const body = JSON.stringify(batchDocument(sink, b, ctx.hubUrl));
   const headers: Record<string, string> = { 'content-type': 'application/json', 'x-tma-delivery': b.id };
   if (sink.secret) headers[SIGNATURE_HEADER] = `sha256=${createHmac('sha256', sink.secret).update(body).digest('hex')}`;
   await post(sink.url!, body, headers);
@@ -87,9 +95,7 @@ export function ntfyMessage(
   const ev = sinkEvents(sink, b);
   const first = ev[0]!;
   const where = (e: HubNotification) => `${oneLine(e.host)} ${oneLine(e.locator)}`;
-  const base = pageBase.replace(/\/+$/, '');
-  const at = (e: HubNotification) =>
-    `${base}/#${new URLSearchParams({ host: e.host, server: e.server, pane: e.pane }).toString()}`;
+  const at = (e: HubNotification) => pageLink(pageBase, e);
   const priority = Math.max(...ev.map((e) => PRIORITY[e.trigger] ?? 3));
   if (ev.length === 1) {
     return { title: `${oneLine(first.agent)} ${first.trigger} on ${oneLine(first.host)}`, body: `${where(first)}: ${oneLine(first.agent)} ${verb(first)}`, priority, click: at(first), tags: first.trigger };
@@ -98,9 +104,7 @@ export function ntfyMessage(
   const title = blocked ? `${blocked} of ${ev.length} agents need you` : `${ev.length} agent notifications`;
   // One line per event, each naming its host: the lines are joined here and nowhere else.
   const body = ev.map((e) => `${where(e)}: ${oneLine(e.agent)} ${verb(e)}`).join('\n');
-  // One tap target: the first that waits for the person, else the first.
-  const lead = ev.find((e) => e.trigger === 'blocked') ?? first;
-  return { title, body, priority, click: at(lead), tags: [...new Set(ev.map((e) => e.trigger))].join(',') };
+  return { title, body, priority, click: at(leadOf(ev)), tags: [...new Set(ev.map((e) => e.trigger))].join(',') };
 }
 
 async function ntfy(sink: NotifySinkConfig, b: Batch, ctx: DeliverContext): Promise<void> {
@@ -114,7 +118,7 @@ async function ntfy(sink: NotifySinkConfig, b: Batch, ctx: DeliverContext): Prom
   });
 }
 
-function command(sink: NotifySinkConfig, b: Batch): Promise<void> {
+function command(sink: NotifySinkConfig, b: Batch, ctx: DeliverContext): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn('sh', ['-c', sink.command!], { stdio: ['pipe', 'ignore', 'ignore'] });
     const timer = setTimeout(() => child.kill('SIGKILL'), COMMAND_TIMEOUT_MS);
@@ -128,6 +132,6 @@ function command(sink: NotifySinkConfig, b: Batch): Promise<void> {
       else reject(new DeliveryError(signal ? `killed by ${signal}` : `exit ${code}`));
     });
     child.stdin.on('error', () => undefined);
-    child.stdin.end(`${JSON.stringify(batchDocument(sink, b))}\n`);
+    child.stdin.end(`${JSON.stringify(batchDocument(sink, b, ctx.hubUrl))}\n`);
   });
 }

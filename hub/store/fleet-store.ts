@@ -6,6 +6,7 @@
 import type { FleetDocument, FleetRow, HostStatus, Transport } from '../../shared/fleet.js';
 import type { CollectorFrame } from '../../shared/protocol.js';
 import type { Selector } from '../../shared/selectors.js';
+import type { StateClass } from '../../shared/tokens.js';
 import type { RowEntry } from './pieces.js';
 
 /** What the store reads of a collector frame: the frame as decoded, less its `type`. */
@@ -53,6 +54,10 @@ export interface HostMetrics {
   lagMs: number | null;
   lastSeenMs: number | null;
   seqBehind: number | null;
+  /** Rows held by class, every class present (zeros included). */
+  classes: Record<StateClass, number>;
+  /** `since_ms` of the host's longest-blocked row; null when none is blocked. */
+  oldestBlockedMs: number | null;
 }
 
 export interface HelloInfo {

@@ -2,6 +2,7 @@
 // forms of both (dropped on change, rebuilt by encoding.ts on the next read or prepare).
 
 import type { HostStatus, Transport } from '../../shared/fleet.js';
+import { classOf, type StateClass } from '../../shared/tokens.js';
 import type { HostMetrics } from './fleet-store.js';
 import type { HostPieces, RowEntry } from './pieces.js';
 
@@ -60,7 +61,16 @@ export function isStale(h: HostRecord): boolean {
 /** The gauges /metrics shows for a host, read when scraped. */
 export function hostMetricsOf(h: HostRecord): HostMetrics {
   let rows = 0;
-  for (const s of h.servers.values()) rows += s.rows.size;
+  const classes: Record<StateClass, number> = { blocked: 0, working: 0, done: 0, idle: 0, unknown: 0 };
+  let oldestBlockedMs: number | null = null;
+  // One pass over the held objects, nothing encoded: cheap enough to run on every scrape.
+  for (const s of h.servers.values()) {
+    rows += s.rows.size;
+    for (const { row } of s.rows.values()) {
+      classes[classOf(row.state, row.attention)]++;
+      if (row.state === 'blocked' && (oldestBlockedMs === null || row.since_ms < oldestBlockedMs)) oldestBlockedMs = row.since_ms;
+    }
+  }
   return {
     host: h.host,
     reachable: h.reachable,
@@ -70,5 +80,7 @@ export function hostMetricsOf(h: HostRecord): HostMetrics {
     lagMs: h.lagMs,
     lastSeenMs: h.lastSeenMs,
     seqBehind: h.sentSeq !== null && h.seq !== null ? Math.max(0, h.sentSeq - h.seq) : null,
+    classes,
+    oldestBlockedMs,
   };
 }

@@ -148,13 +148,14 @@ it('SIGHUP applies hub.toml changes without touching the links they leave alone;
     return true;
   })().catch(() => true);
 
-  // Tokens minted by the CLI: 0600 files, and output that is hub.toml as it stands.
-  const mintedClient = await tma(['hub', 'token', '--client', 'ops', '--role', 'operator', '--dir', tokens]);
+  // Tokens minted by the CLI: 0600 files, and output that is hub.toml as it stands. --print: this
+  // test edits hub.toml by hand (without it, `hub token` adds to the default hub.toml itself).
+  const mintedClient = await tma(['hub', 'token', '--print', '--client', 'ops', '--role', 'operator', '--dir', tokens]);
   expect(mintedClient.code).toBe(0);
-  const mintedHost = await tma(['hub', 'token', '--host', 'hostC', '--dir', tokens, '--hub', `ws://127.0.0.1:${port}`]);
+  const mintedHost = await tma(['hub', 'token', '--print', '--host', 'hostC', '--dir', tokens, '--hub', `ws://127.0.0.1:${port}`]);
   expect(mintedHost.code).toBe(0);
   for (const name of ['ops', 'hostC']) expect(statSync(join(tokens, name)).mode & 0o777).toBe(0o600);
-  const again = await tma(['hub', 'token', '--host', 'hostC', '--dir', tokens]);
+  const again = await tma(['hub', 'token', '--print', '--host', 'hostC', '--dir', tokens]);
   expect(again.code).toBe(2);
   expect(again.stderr.trim().split('\n')).toEqual([`tma: ${join(tokens, 'hostC')} already exists; pass --force to replace its token`]);
   const minted = parseHubConfig(hubToml, mintedClient.stdout + mintedHost.stdout);
@@ -226,7 +227,7 @@ it('SIGHUP applies hub.toml changes without touching the links they leave alone;
   const hostCFile = join(tokens, 'hostC');
   const oldC = readFileSync(hostCFile, 'utf8');
   chmodSync(hostCFile, 0o644);
-  const rotated = await tma(['hub', 'token', '--host', 'hostC', '--dir', tokens, '--force']);
+  const rotated = await tma(['hub', 'token', '--print', '--host', 'hostC', '--dir', tokens, '--force']);
   expect(rotated.code).toBe(0);
   expect(readFileSync(hostCFile, 'utf8')).not.toBe(oldC);
   expect(statSync(hostCFile).mode & 0o777).toBe(0o600);

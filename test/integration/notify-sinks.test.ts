@@ -85,8 +85,10 @@ it('sends ntfy, signed webhook and command messages, grouped, with resolved only
   const hook = r.reqs.find((q) => q.url === '/tma')!;
   expect(hook.headers['content-type']).toBe('application/json');
   expect(hook.headers['x-tma-signature']).toBe(`sha256=${createHmac('sha256', 's3cret').update(hook.body).digest('hex')}`);
-  const doc = JSON.parse(hook.body) as { schema: number; sink: string; events: Record<string, unknown>[] };
-  expect(Object.keys(doc)).toEqual(['schema', 'sink', 'delivery', 'events']);
+  const doc = JSON.parse(hook.body) as { schema: number; sink: string; events: Record<string, unknown>[]; page_url: string };
+  expect(Object.keys(doc)).toEqual(['schema', 'sink', 'delivery', 'events', 'page_url']);
+  // No public_url: the page link is the hub's own address.
+  expect(doc.page_url).toBe(`${hub.url}/#host=build1&server=${encodeURIComponent(SERVER)}&pane=%253`);
   expect(Object.keys(doc.events[0]!)).toEqual([
     'trigger', 'server', 'pane', 'agent', 'episode_ms', 'at', 'state', 'detail', 'locator', 'repo', 'branch', 'context_pct',
     'pending_tool', 'pending_summary', 'id', 'host', 'received_ms',

@@ -41,6 +41,13 @@ describe('diffHubConfig', () => {
     expect(d.ssh.unchanged).toEqual(['gpu1', 'gpu3']);
   });
 
+  it('public_url and [metrics] per_pane are applied live and named', () => {
+    const d = diffHubConfig(parse(base), parse(`public_url = "https://fleet.lan"\n[metrics]\nper_pane = true\n${base}`));
+    expect(d.liveChanged).toEqual(['public_url', 'metrics.per_pane']);
+    expect(d.needsRestart).toEqual([]);
+    expect(diffSummary(d)).toBe('reload: public_url, metrics.per_pane changed');
+  });
+
   it('names what came, went and changed, and says it in one line', () => {
     const next = base
       .replace('host = "laptop"\ntoken = "tok-lap"', 'host = "laptop"\ntoken = "tok-lap-2"')

@@ -59,6 +59,20 @@ known_hosts = "/kh"
     expect(parse('[[collector]]\nhost = "b1"\ntoken_file = "secrets/b1"\n', read).collectors[0]!.token).toBe('from-file');
   });
 
+  it('public_url is an http(s) URL, kept without its trailing slash', () => {
+    expect(parse('public_url = "https://fleet.lan:8443/tma/"\n').publicUrl).toBe('https://fleet.lan:8443/tma');
+    expect(parse('').publicUrl).toBeUndefined();
+    expect(err('public_url = "fleet.lan"\n')).toBe('/etc/tma/hub.toml: public_url: an http:// or https:// URL');
+  });
+
+  it('[metrics] per_pane is read, strictly', () => {
+    expect(parse('[metrics]\nper_pane = true\n').metrics).toEqual({ perPane: true });
+    expect(parse('[metrics]\n').metrics).toEqual({ perPane: false });
+    expect(parse('').metrics).toBeUndefined();
+    expect(err('[metrics]\nper_pane = "yes"\n')).toMatch(/^\/etc\/tma\/hub.toml: metrics.per_pane: /);
+    expect(err('[metrics]\nperpane = true\n')).toBe('/etc/tma/hub.toml: metrics.perpane: unknown key');
+  });
+
   it('unknown keys are errors naming the file and the key', () => {
     expect(err('listne = "x:1"')).toBe('/etc/tma/hub.toml: listne: unknown key');
     expect(err('[[client]]\nname = "a"\ntoken = "t"\nrole = "viewer"\ncolour = 1\n')).toBe('/etc/tma/hub.toml: client[0].colour: unknown key');

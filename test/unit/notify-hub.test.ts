@@ -144,8 +144,8 @@ describe('what a prompt asks, in a sink', () => {
   it('reaches only a sink that says include_summary = true', () => {
     const plain = sink('');
     const opted = sink('include_summary = true\n');
-    expect(batchDocument(plain, { id: 'b', events: [asked] }).events[0]).toMatchObject({ pending_tool: 'Bash', pending_summary: null });
-    expect(batchDocument(opted, { id: 'b', events: [asked] }).events[0]).toMatchObject({ pending_summary: 'Bash: rm -rf build/' });
+    expect(batchDocument(plain, { id: 'b', events: [asked] }, 'http://hub').events[0]).toMatchObject({ pending_tool: 'Bash', pending_summary: null });
+    expect(batchDocument(opted, { id: 'b', events: [asked] }, 'http://hub').events[0]).toMatchObject({ pending_summary: 'Bash: rm -rf build/' });
     expect(ntfyMessage({ id: 'b', events: [asked] }, 'http://hub', plain).body).not.toContain('rm -rf');
     expect(ntfyMessage({ id: 'b', events: [asked] }, 'http://hub', opted).body).toContain('Bash: rm -rf build/');
   });

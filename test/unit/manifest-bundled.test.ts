@@ -158,11 +158,17 @@ describe('bundled agent manifests', () => {
       'AfterAgent idle turn_end',
       'Notification ~ToolPermission blocked/permission',
     ]);
-    expect(shape(m)).toEqual(['r0 blocked/permission p100 visible', 'r1 working p10 visible', 'r2 idle p5 tail_lines(8)']);
+    expect(shape(m)).toEqual([
+      'r0 blocked/permission p100 visible',
+      'r1 working p10 visible',
+      'r2 idle p5 tail_lines(8)',
+      'r3 idle p5 tail_lines(8)',
+    ]);
     expect(m.rules.map((r) => matcherText(r.match))).toEqual([
       'all[contains(Allow execution of), contains(Allow once)]',
       'contains(esc to cancel)',
       'line_regex(^\\s*▀{10,}\\s*$)',
+      'line_regex(^ > )',
     ]);
   });
 
@@ -237,5 +243,12 @@ describe('bundled agent manifests', () => {
     expect(piGauge.of[1].re.test('~/src  12.3%/200k')).toBe(true);
     expect(piGauge.of[1].re.test('~/src  12%/200k')).toBe(true);
     expect(piGauge.of[1].re.test('~/src  12%/k')).toBe(false);
+    // Gemini's composer row in either colour mode; a reply's indented quote is not it.
+    const geminiComposer = byName('gemini').rules[3]?.match;
+    if (geminiComposer?.kind !== 'line_regex') throw new Error('gemini r3 shape');
+    expect(geminiComposer.re.test(' >   Type your message or @path/to/file')).toBe(true);
+    expect(geminiComposer.re.test(' > half typed draft')).toBe(true);
+    expect(geminiComposer.re.test('   > a quoted line of a reply')).toBe(false);
+    expect(geminiComposer.re.test('> no leading space')).toBe(false);
   });
 });

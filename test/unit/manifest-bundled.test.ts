@@ -215,7 +215,7 @@ describe('bundled agent manifests', () => {
     expect(shape(m)).toEqual(['r0 working p10 visible', 'r1 idle p5 visible']);
     expect(m.rules.map((r) => matcherText(r.match))).toEqual([
       'contains(Working...)',
-      'all[line_regex(^─{20,}$), line_regex(\\d+(\\.\\d+)?%/\\d+k)]',
+      'all[line_regex(^─{20,}$), line_regex((\\d+(\\.\\d+)?%|\\?)/\\d+(\\.\\d+)?[kM]?( |$))]',
     ]);
   });
 
@@ -243,6 +243,13 @@ describe('bundled agent manifests', () => {
     expect(piGauge.of[1].re.test('~/src  12.3%/200k')).toBe(true);
     expect(piGauge.of[1].re.test('~/src  12%/200k')).toBe(true);
     expect(piGauge.of[1].re.test('~/src  12%/k')).toBe(false);
+    // pi 0.73 formats the window as a bare count, 9.5k, 200k, 1.0M or 2M, and shows "?" for
+    // the share right after a compaction.
+    for (const gauge of ['0.0%/1.0M (auto)', '↑5 ↓1 0.0%/1.0M', '?/200k (auto)', '3.1%/2M', '0.4%/9.5k', '0.0%/512']) {
+      expect(piGauge.of[1].re.test(gauge), gauge).toBe(true);
+    }
+    for (const prose of ['12%/k', 'rate 50%/3x', '0.0%/1.0G']) expect(piGauge.of[1].re.test(prose), prose).toBe(false);
+
     // Gemini's composer row in either colour mode; a reply's indented quote is not it.
     const geminiComposer = byName('gemini').rules[3]?.match;
     if (geminiComposer?.kind !== 'line_regex') throw new Error('gemini r3 shape');

@@ -63,11 +63,16 @@ export type Identity =
 /**
  * The agent's main process among candidates: a process-group leader if there is one (a wrapper
  * that spawned the real binary shares its group), else the oldest-looking (lowest) pid.
+ * A candidate with no controlling terminal is a daemon the agent detached (Codex 0.171 starts
+ * `codex app-server` with setsid, a group leader of its own); it draws nothing on the pane, so
+ * it counts only when no candidate has a terminal (or ps reports none for any of them).
  */
 export function leaderPid(candidates: readonly ProcEntry[]): number | null {
+  const onTerminal = candidates.filter((p) => p.tpgid !== null);
+  const pool = onTerminal.length > 0 ? onTerminal : candidates;
   let leader: number | null = null;
   let bestIsLeader = false;
-  for (const p of candidates) {
+  for (const p of pool) {
     const isLeader = p.pid === p.pgid;
     if (
       leader === null ||

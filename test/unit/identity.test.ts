@@ -73,6 +73,27 @@ describe('leaderPid', () => {
   it('is null without candidates', () => {
     expect(leaderPid([])).toBeNull();
   });
+  it('passes over a detached leader (no controlling terminal) for one on the terminal', () => {
+    expect(leaderPid([proc(20, 10, 'codex', 5, 5), proc(30, 20, 'codex', 30, null)])).toBe(20);
+  });
+});
+
+describe('identify: Codex with its detached app-server daemon', () => {
+  // As ps showed it on Codex 0.171.0: bash -> node (codex.js) -> codex, all in the terminal's
+  // foreground group, and `codex app-server --managed-daemon`, setsid, with no terminal.
+  const procs = [
+    proc(1, 0, 'init'),
+    proc(PANE, 1, 'bash', PANE, PANE),
+    proc(200, PANE, 'node', PANE, PANE),
+    proc(300, 200, 'codex', PANE, PANE),
+    proc(400, 300, 'codex', 400, null),
+  ];
+  it('names the interactive codex, which owns the foreground', () => {
+    const id = agentOf(identify(input({ paneCurrentCommand: 'bash', procs })));
+    expect(id.manifest.name).toBe('codex');
+    expect(id.pid).toBe(300);
+    expect(id.foregroundIsAgent).toBe(true);
+  });
 });
 
 describe('identify: observed agents', () => {

@@ -158,11 +158,17 @@ describe('bundled agent manifests', () => {
       'AfterAgent idle turn_end',
       'Notification ~ToolPermission blocked/permission',
     ]);
-    expect(shape(m)).toEqual(['r0 blocked/permission p100 visible', 'r1 working p10 visible', 'r2 idle p5 tail_lines(8)']);
+    expect(shape(m)).toEqual([
+      'r0 blocked/permission p100 visible',
+      'r1 working p10 visible',
+      'r2 idle p5 tail_lines(8)',
+      'r3 idle p5 tail_lines(8)',
+    ]);
     expect(m.rules.map((r) => matcherText(r.match))).toEqual([
       'all[contains(Allow execution of), contains(Allow once)]',
       'contains(esc to cancel)',
       'line_regex(^\\s*▀{10,}\\s*$)',
+      'line_regex(^ > )',
     ]);
   });
 
@@ -209,7 +215,7 @@ describe('bundled agent manifests', () => {
     expect(shape(m)).toEqual(['r0 working p10 visible', 'r1 idle p5 visible']);
     expect(m.rules.map((r) => matcherText(r.match))).toEqual([
       'contains(Working...)',
-      'all[line_regex(^─{20,}$), line_regex(\\d+(\\.\\d+)?%/\\d+k)]',
+      'all[line_regex(^─{20,}$), line_regex((\\d+(\\.\\d+)?%|\\?)/\\d+(\\.\\d+)?[kM]?( |$))]',
     ]);
   });
 
@@ -237,5 +243,19 @@ describe('bundled agent manifests', () => {
     expect(piGauge.of[1].re.test('~/src  12.3%/200k')).toBe(true);
     expect(piGauge.of[1].re.test('~/src  12%/200k')).toBe(true);
     expect(piGauge.of[1].re.test('~/src  12%/k')).toBe(false);
+    // pi 0.73 formats the window as a bare count, 9.5k, 200k, 1.0M or 2M, and shows "?" for
+    // the share right after a compaction.
+    for (const gauge of ['0.0%/1.0M (auto)', '↑5 ↓1 0.0%/1.0M', '?/200k (auto)', '3.1%/2M', '0.4%/9.5k', '0.0%/512']) {
+      expect(piGauge.of[1].re.test(gauge), gauge).toBe(true);
+    }
+    for (const prose of ['12%/k', 'rate 50%/3x', '0.0%/1.0G']) expect(piGauge.of[1].re.test(prose), prose).toBe(false);
+
+    // Gemini's composer row in either colour mode; a reply's indented quote is not it.
+    const geminiComposer = byName('gemini').rules[3]?.match;
+    if (geminiComposer?.kind !== 'line_regex') throw new Error('gemini r3 shape');
+    expect(geminiComposer.re.test(' >   Type your message or @path/to/file')).toBe(true);
+    expect(geminiComposer.re.test(' > half typed draft')).toBe(true);
+    expect(geminiComposer.re.test('   > a quoted line of a reply')).toBe(false);
+    expect(geminiComposer.re.test('> no leading space')).toBe(false);
   });
 });

@@ -23,6 +23,7 @@ const SUMMARIES: Record<string, string> = {
   'codex-approval-dialog.txt': 'rm -rf tmp/generated',
   'cursor-approval-dialog.txt': 'curl -sI https://example.com',
   'gemini-approval-dialog.txt': 'Shell: rm -rf tmp/generated',
+  'gemini-approval-dialog-256-colour.txt': 'Shell: touch /srv/ledger/out/report.txt',
   'opencode-permission-dialog.txt': 'Edit src/config/loader.ts',
   'opencode-external-directory-dialog.txt': 'Access external directory /srv/exports/2026-11',
   'opencode-shell-command-dialog.txt': 'Shell command: tar czf /srv/exports/2026-11.tgz /srv/exports/2026-11',

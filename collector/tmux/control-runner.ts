@@ -15,7 +15,7 @@ import { controlLine, splitChain } from './command-syntax.js';
 import { ControlParser, LineSplitter, blockText, type ControlBlock, type ControlNotification } from './control-parser.js';
 import { SpawnRunner } from './spawn-runner.js';
 import { globalArgs, type ServerTarget } from './target.js';
-import { DEFAULT_TIMEOUT_MS, type Env, type RunOptions, type TmuxRunner } from './runner.js';
+import { DEFAULT_TIMEOUT_MS, type Env, type RunOptions, type TmuxRunner } from './runner-types.js';
 
 export interface ControlRunnerOptions {
   target: ServerTarget;

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { TmuxError, errorFromStderr } from './errors.js';
 import { chainArgv, splitChain } from './command-syntax.js';
 import { globalArgs, type ServerTarget } from './target.js';
-import { DEFAULT_TIMEOUT_MS, type Env, type RunOptions, type TmuxRunner } from './runner.js';
+import { DEFAULT_TIMEOUT_MS, type Env, type RunOptions, type TmuxRunner } from './runner-types.js';
 
 export interface SpawnRunnerOptions {
   target: ServerTarget;

@@ -6,7 +6,7 @@ import type * as ChildProcess from 'node:child_process';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { chainArgv } from './command-syntax.js';
 import { errorFromStderr, TmuxError } from './errors.js';
-import { DEFAULT_TIMEOUT_MS, type Env } from './runner.js';
+import { DEFAULT_TIMEOUT_MS, type Env } from './runner-types.js';
 import { splitOnMarker } from './spawn-runner.js';
 import { globalArgs, type ServerTarget } from './target.js';
 

@@ -149,6 +149,8 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
         fold: config.fold,
         host,
         readProcs: readProcesses,
+        env,
+        warn: (l) => process.stderr.write(l),
       }),
     sink: publisher,
     intervalMs: o.intervalMs,

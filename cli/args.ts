@@ -44,7 +44,7 @@ export interface Parsed {
 function lookup(spec: OptSpec, token: string): [string, OptSpec[string]] | null {
   if (token.startsWith('--')) {
     const name = token.slice(2);
-    return spec[name] ? [name, spec[name]!] : null;
+    return spec[name] ? [name, spec[name]] : null;
   }
   const short = token.slice(1);
   for (const [name, s] of Object.entries(spec)) if (s.short === short) return [name, s];

@@ -97,6 +97,7 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
   const atStart = actionSet();
   if (typeof atStart === 'string') log(`no action can be fired remotely: ${atStart}`);
 
+  // eslint-disable-next-line prefer-const -- assigned below, after the handlers that close over it
   let engines: ServerEngines;
   const remoteAct = remoteActHandler({
     host,

@@ -336,7 +336,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     }
     if (path === '/v1/subscribe') {
       const r = streamRequest(req);
-      if (!r.ok) return rejectUpgrade(socket, r.status, JSON.parse(r.text).error as string);
+      if (!r.ok) return rejectUpgrade(socket, r.status, (JSON.parse(r.text) as { error: string }).error);
       subscribeWss.handleUpgrade(req, socket, head, (ws) => {
         ws.on('error', (err: Error & { code?: string }) => logger.warn({ err: err.code ?? err.message }, 'subscriber socket error'));
         streams.add((slow) => wsSink(ws, limits, slow), r.selector, r.mode);
@@ -394,7 +394,9 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
       closeHostLinks: (host, reason) => endAll(hostLinks, host, (s) => s.close(reason)),
       declareHost: (host, transport) => store.declare(host, transport),
       // A reload still settling when the hub closes must not start a dialer nobody stops.
-      dialSsh: (target) => void (closed === null && dialTarget(target)),
+      dialSsh: (target) => {
+        if (closed === null) dialTarget(target);
+      },
       stopSsh: async (name, reason) => {
         const d = sshDialers.get(name);
         sshDialers.delete(name);

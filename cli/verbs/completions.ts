@@ -80,10 +80,10 @@ function fish(verbs: Record<string, OptSpec>): string {
   lines.push(`complete -c tma -n '__fish_use_subcommand' -a '${names.join(' ')}'`);
   for (const v of names) {
     for (const f of Object.keys(verbs[v]!)) {
-      const vals = VALUES[f] ? ` -r -a '${VALUES[f]!.join(' ')}'` : verbs[v]![f]!.kind === 'bool' ? '' : ' -r';
+      const vals = VALUES[f] ? ` -r -a '${VALUES[f].join(' ')}'` : verbs[v]![f]!.kind === 'bool' ? '' : ' -r';
       lines.push(`complete -c tma -n '__fish_seen_subcommand_from ${v}' -l ${f}${vals}`);
     }
-    if (POSITIONAL[v]) lines.push(`complete -c tma -n '__fish_seen_subcommand_from ${v}' -a '${POSITIONAL[v]!.join(' ')}'`);
+    if (POSITIONAL[v]) lines.push(`complete -c tma -n '__fish_seen_subcommand_from ${v}' -a '${POSITIONAL[v].join(' ')}'`);
   }
   for (const f of Object.keys(GLOBAL_OPTS)) lines.push(`complete -c tma -l ${f}`);
   return `${lines.join('\n')}\n`;

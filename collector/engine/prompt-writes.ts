@@ -18,7 +18,7 @@ export function afterWrites(options: PaneRecord['options'], cmds: readonly TmuxC
     if (c[2] === '-u') delete out[c[5]!];
     else out[c[4]!] = c[5];
   }
-  return out as PaneRecord['options'];
+  return out;
 }
 
 export function promptWrites(rec: PaneRecord, stamp: StampedState | null, manifest: AgentManifest, snap: Snapshot): TmuxCommand[] {

@@ -195,7 +195,7 @@ class ControlConnection {
   ) {}
 
   static open(bin: string, args: string[], env: Env, timeoutMs: number, hooks: ConnectionHooks): Promise<ControlConnection> {
-    const child = spawn(bin, args, { env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(bin, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
     const conn = new ControlConnection(child, hooks);
     return new Promise<ControlConnection>((resolve, reject) => {
       const timer = setTimeout(() => {

@@ -54,7 +54,7 @@ export class SpawnRunner implements TmuxRunner {
     const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     return new Promise<string>((resolve, reject) => {
       const child = spawn(this.bin, [...this.global, ...args], {
-        env: this.env as NodeJS.ProcessEnv,
+        env: this.env,
         stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       });
       let stdout = '';

@@ -36,6 +36,7 @@ function markerNonce(): string {
  * has no getBuiltinModule; the CommonJS bundle then uses its require.
  */
 function childProcess(): typeof ChildProcess {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the CommonJS bundle's way in (see above)
   const cp = (process.getBuiltinModule?.('node:child_process') as typeof ChildProcess | undefined) ?? (typeof require === 'function' ? (require('node:child_process') as typeof ChildProcess) : undefined);
   if (!cp) throw new TmuxError('failed', '', 'cannot load node:child_process here');
   return cp;
@@ -51,7 +52,7 @@ export function runChainSync(target: ServerTarget, bin: string, cmds: readonly (
     withMarkers.push(cmd);
   });
   const r = childProcess().spawnSync(bin, [...globalArgs(target), ...chainArgv(withMarkers)], {
-    env: opts.env as NodeJS.ProcessEnv,
+    env: opts.env,
     stdio: ['ignore', 'pipe', 'pipe'],
     encoding: 'utf8',
     timeout: timeoutMs,

@@ -69,7 +69,9 @@ export function startFeed(token, on) {
       if (refuse(res)) return;
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
       noteClock(res);
-      const doc = /** @type {import('./changes.js').MirrorDocument} */ (await res.json());
+      /** @type {unknown} */
+      const body = await res.json();
+      const doc = /** @type {import('./changes.js').MirrorDocument} */ (body);
       if (!stopped && polling) {
         on.document(doc);
         on.mode('polling');
@@ -171,7 +173,9 @@ export async function whoami(token) {
   const res = await fetch('/v1/whoami', { headers: { authorization: `Bearer ${token}` }, cache: 'no-store' });
   if (res.status === 401 || res.status === 403) throw new Unauthorized(`HTTP ${res.status}`);
   if (!res.ok) throw new Error(`HTTP ${res.status}`);
-  return /** @type {Promise<{ name: string; role: string }>} */ (res.json());
+  /** @type {unknown} */
+  const who = await res.json();
+  return /** @type {{ name: string; role: string }} */ (who);
 }
 
 /**
@@ -193,7 +197,9 @@ export async function fireAction(token, body) {
     /** @type {Record<string, unknown> | null} */
     let parsed = null;
     try {
-      parsed = /** @type {Record<string, unknown> | null} */ (JSON.parse(text));
+      /** @type {unknown} */
+      const raw = JSON.parse(text);
+      parsed = /** @type {Record<string, unknown> | null} */ (raw);
     } catch {
       parsed = null;
     }

@@ -98,7 +98,7 @@ function startHub(config: string): void {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let tail = '';
-  p.stderr!.on('data', (d) => (tail = (tail + String(d)).slice(-2000)));
+  p.stderr.on('data', (d) => (tail = (tail + String(d)).slice(-2000)));
   p.on('exit', (code, signal) => {
     if (hubProc === p && running) {
       hubCrashes++;
@@ -397,7 +397,7 @@ async function main(): Promise<void> {
   }
 
   // Shut everything down the way a user would, then look for anything left.
-  const hub = hubProc as ChildProcess | null;
+  const hub = hubProc;
   hubProc = null;
   hub?.kill('SIGTERM');
   for (const s of sites) s.child?.kill('SIGTERM');

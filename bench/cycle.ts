@@ -30,7 +30,7 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
-async function timeIt(fn: () => Promise<unknown> | unknown): Promise<number> {
+async function timeIt(fn: () => unknown): Promise<number> {
   const samples: number[] = [];
   await fn(); // warm-up
   for (let i = 0; i < ROUNDS; i++) {

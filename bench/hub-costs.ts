@@ -55,9 +55,9 @@ export function hubCosts(hostCount: number, batch: number, share: number): void 
   const hosts = Array.from({ length: hostCount }, (_, i) => `c${i}`);
   hosts.forEach((h, i) => {
     owners[i] = {};
-    store.hello(h, { transport: 'ws', epoch: EPOCH, collectorVersion: 'bench', actionsAllowed: [] }, owners[i]!);
+    store.hello(h, { transport: 'ws', epoch: EPOCH, collectorVersion: 'bench', actionsAllowed: [] }, owners[i]);
     const rows = Array.from({ length: PANES }, (_, p) => benchRow(h, p, 'working'));
-    store.applySnapshot(h, owners[i]!, { epoch: EPOCH, seq: 0, complete: true, servers: [{ server: SERVER, incarnation: 'i1', rows }] });
+    store.applySnapshot(h, owners[i], { epoch: EPOCH, seq: 0, complete: true, servers: [{ server: SERVER, incarnation: 'i1', rows }] });
   });
   store.documentBytes();
   gc();

@@ -74,6 +74,7 @@ export async function generator(o: GeneratorStart): Promise<void> {
   process.send!({ ready: true });
   let next = 0;
   let paneCursor = 0;
+  // eslint-disable-next-line @typescript-eslint/no-misused-promises -- a bench child: a rejection that ends it is the wanted failure
   process.on('message', async (m: { rate: number; secs: number; batch: number }) => {
     const batch = Math.min(m.batch, PANES);
     let rows = 0;
@@ -154,6 +155,7 @@ export async function subscribers(url: string, token: string): Promise<void> {
       open.push({ ws, mode });
     });
   process.send!({ ready: true });
+  // eslint-disable-next-line @typescript-eslint/no-misused-promises -- a bench child: a rejection that ends it is the wanted failure
   process.on('message', async (m: { cmd: string; mix?: Record<string, number> }) => {
     if (m.cmd === 'open') {
       for (const [mode, k] of Object.entries(m.mix!)) for (let i = 0; i < k; i++) await connect(mode);

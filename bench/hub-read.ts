@@ -31,7 +31,7 @@ function oneCorkedWrite(res: ServerResponse, parts: readonly Buffer[]): void {
 
 function curl(url: string): Promise<number> {
   return new Promise((resolve, reject) =>
-    execFile('curl', ['-sS', '--fail', '-o', '/dev/null', '-w', '%{time_total}', url], { timeout: 30_000 }, (err, out) =>
+    execFile('curl', ['-sS', '--fail', '-o', '/dev/null', '-w', '%{time_total}', url], { timeout: 30_000 }, (err: Error | null, out) =>
       err ? reject(err) : resolve(Number(out) * 1000),
     ),
   );

@@ -51,7 +51,7 @@ function curlGet(url: string, headers: Record<string, string>): Promise<Read> {
   const args = ['-sS', '--fail', '-o', '/dev/null', '-w', '%{time_total} %{size_download} %{time_starttransfer}'];
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`);
   return new Promise((resolve, reject) =>
-    execFile('curl', [...args, url], { timeout: 30_000 }, (err, out) => {
+    execFile('curl', [...args, url], { timeout: 30_000 }, (err: Error | null, out) => {
       if (err) return reject(err);
       const [secs, size, first] = out.trim().split(' ').map(Number);
       resolve({ ms: secs! * 1000, bytes: size!, firstMs: first! * 1000 });
@@ -122,6 +122,7 @@ export async function reader(me: string, url: string, token: string): Promise<vo
     rmSync(file, { force: true });
   });
   process.send!({ ready: true });
+  // eslint-disable-next-line @typescript-eslint/no-misused-promises -- a bench child: a rejection that ends it is the wanted failure
   process.on('message', async (m: { cmd: string; rounds?: number }) => {
     if (m.cmd !== 'agents') return;
     const r: AgentsReport = { lean: [], curl: [], curlFirst: [], curlOld: [], curlOldFirst: [], stringify: [], floorLean: [], floorCurl: [], bytes: 0, failed: 0, endedAt: 0 };

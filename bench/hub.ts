@@ -89,6 +89,7 @@ async function main(): Promise<void> {
   await Promise.all([...subProcs, readerProc].map((s) => ask(s, { url: hub.url, token: viewer })));
   // The reader turns the warming of the store's pieces off and on between its reads, to time the
   // way reads went before (every host changed since the last read encoded by the read) beside now.
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- put back on the store below, where `this` is the store again
   const warmer = hub.store.prepare;
   readerProc.on('message', (m: { warming?: boolean }) => {
     if (m.warming === undefined) return;

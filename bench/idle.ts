@@ -157,7 +157,7 @@ async function main(): Promise<void> {
     const f0 = treeTicks(floorProc.pid!);
     const floor = await window(false);
     const floorTicks = treeTicks(floorProc.pid!) - f0;
-    floorProc.stdin!.end();
+    floorProc.stdin.end();
     await new Promise((r) => floorProc.once('exit', r));
 
     const collector = spawn(

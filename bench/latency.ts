@@ -169,11 +169,11 @@ async function main(): Promise<void> {
   );
   atBenchExit(() => collector.kill('SIGKILL'));
   let collectorLog = '';
-  collector.stderr!.on('data', (d) => (collectorLog += d));
+  collector.stderr.on('data', (d) => (collectorLog += d));
   const viaWs: Arrival[] = [];
   const viaSse: Arrival[] = [];
   let ws: WebSocket | null = null;
-  let stopSse = () => undefined as void;
+  let stopSse: () => void = () => undefined;
   try {
     await until(() => hub.store.document().agents.some((r) => r.pane === pane && !r.stale), 10_000, 'the collector publishing');
     ws = await wsSubscriber(hub.url, pane, viaWs);
@@ -205,14 +205,14 @@ async function main(): Promise<void> {
         // The store is watched while the hook runs too: with the fast path the row can land before
         // the hook process has exited.
         const watching = until(() => fired || inStore(), 5000, 'never').catch(() => undefined);
-        await fire(kind!);
+        await fire(kind);
         fired = true;
         firing.push(performance.now() - t0);
         await watching;
         const arrived = (xs: Arrival[], from: number) => xs.slice(from).find((a) => a.to === to);
         await until(() => inStore() && arrived(viaWs, seenWs) !== undefined && arrived(viaSse, seenSse) !== undefined, 5000, `${label} edge ${i} (${kind} → ${to})`).catch(
-          (e: Error) => {
-            throw new Error(`${e.message}\n${collectorLog}`);
+          (e: unknown) => {
+            throw new Error(`${(e as Error).message}\n${collectorLog}`);
           },
         );
         toStore.push(stored! - t0);

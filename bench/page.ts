@@ -118,7 +118,7 @@ interface Sample {
 async function sample(page: Page, cdp: CDPSession): Promise<Sample> {
   const { metrics } = await cdp.send('Performance.getMetrics');
   const m = (n: string) => metrics.find((x) => x.name === n)?.value ?? 0;
-  const c = (await page.evaluate('[globalThis.__renders ?? 0, globalThis.__lines ?? 0, globalThis.__rendersMs ?? 0]')) as [number, number, number];
+  const c = await page.evaluate<[number, number, number]>('[globalThis.__renders ?? 0, globalThis.__lines ?? 0, globalThis.__rendersMs ?? 0]');
   const [rendererCpu, browserCpu] = browserCpuMs();
   return {
     rendererCpu, browserCpu,
@@ -252,7 +252,7 @@ async function main(): Promise<void> {
     await phase('  CPU throttled 4x', 4);
     // Make sure the page is still the hub's fleet after all that.
     await sleep(1000);
-    const have = (await page.evaluate(`document.querySelectorAll('#hosts .agent-row').length`)) as number;
+    const have = await page.evaluate<number>(`document.querySelectorAll('#hosts .agent-row').length`);
     console.log(`  rows shown ${have} of ${PER_HOST * HOSTS}`);
   }
   clearInterval(beat);

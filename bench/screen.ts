@@ -98,7 +98,7 @@ async function main(): Promise<void> {
     const show = (to: 'blocked' | 'working', animate: boolean) => {
       if (spinner) clearInterval(spinner);
       spinner = null;
-      if (to === 'blocked' || !animate) return writeFileSync(control, screens[to]);
+      if (to === 'blocked' || !animate) { writeFileSync(control, screens[to]); return; }
       let k = 0;
       writeFileSync(control, spin[0]!);
       spinner = setInterval(() => writeFileSync(control, spin[++k % 2]!), 80);

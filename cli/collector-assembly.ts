@@ -94,6 +94,7 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
   const atStart = actionSet();
   if (typeof atStart === 'string') log(`no action can be fired remotely: ${atStart}`);
 
+  // eslint-disable-next-line prefer-const -- assigned below, after the handlers that close over it
   let engines: ServerEngines;
   const remoteAct = remoteActHandler({
     host,
@@ -149,6 +150,8 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
         fold: config.fold,
         host,
         readProcs: readProcesses,
+        env,
+        warn: (l) => process.stderr.write(l),
       }),
     sink: publisher,
     intervalMs: o.intervalMs,

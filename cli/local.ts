@@ -83,7 +83,7 @@ export async function openLocal(
   const runner = await openRunner(target, { mode: opts.mode ?? 'spawn', bin: tmuxBin(env, config.tmuxBin) });
   const host = hostName();
   const engineFor = (c: Config, s: ManifestSet, firstListing?: readonly string[]) =>
-    new Engine({ runner, manifests: s.manifests, fold: c.fold, host, readProcs: readProcesses, firstListing });
+    new Engine({ runner, manifests: s.manifests, fold: c.fold, host, readProcs: readProcesses, firstListing, env, warn: (l) => process.stderr.write(l) });
   let loaded = `${JSON.stringify(config)}\n${serializeSet(set)}`;
   let told: string | null = null;
   const local: Local = {

@@ -59,7 +59,7 @@ export const protocolRowSchema = z
     // Absent from collectors older than the key; read as null.
     prompt_id: z.string().regex(PROMPT_ID_RE, PROMPT_ID_RULE).nullable().optional(),
   })
-  .refine((row) => !('title' in row), { message: 'a protocol row must not carry a title' })
+  .refine((row) => !('title' in row), { error: 'a protocol row must not carry a title' })
   .superRefine((row, ctx) => {
     // Additive keys from a newer collector still pass, within the same bounds as `quota`.
     const extra = Object.keys(row).filter((k) => !KNOWN_KEYS.has(k));

@@ -52,10 +52,7 @@ export const ROW_KEYS = [
   'pending_tool', 'pending_call', 'pending_summary', 'server', 'host', 'prompt_id',
 ] as const satisfies readonly (keyof AgentRow)[];
 
-export const PROTOCOL_ROW_KEYS = ROW_KEYS.filter((k) => k !== 'title') as Exclude<
-  (typeof ROW_KEYS)[number],
-  'title'
->[];
+export const PROTOCOL_ROW_KEYS = ROW_KEYS.filter<Exclude<(typeof ROW_KEYS)[number], 'title'>>((k) => k !== 'title');
 
 /** Re-emit a row with its keys in contract order; missing newer keys become null. */
 function ordered<K extends string>(keys: readonly K[], row: Record<string, unknown>): Record<K, unknown> {

@@ -112,6 +112,7 @@ export async function postJson<T>(t: HubTarget, path: string, body: unknown, tim
  * Server-Sent Events from the hub, one `data:` payload per call of `onData`. Resolves when the
  * hub closes the stream; rejects when it cannot be opened.
  */
+// eslint-disable-next-line @typescript-eslint/no-invalid-void-type -- onData returns nothing to go on, or true to stop
 export async function streamSse(t: HubTarget, path: string, query: URLSearchParams, onData: (data: string) => boolean | void): Promise<void> {
   const url = new URL(path, t.base);
   url.search = query.toString();

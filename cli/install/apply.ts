@@ -70,6 +70,6 @@ export async function applyFile(path: string, label: string, before: string, aft
 
 /** Release stdin so the process can exit once prompts are done. */
 export function closePrompts(): void {
-  lines?.return?.();
+  void lines?.return?.();
   lines = null;
 }

@@ -14,7 +14,7 @@ export interface InstallSettings {
 export function installSettings(flag: string | undefined, env: NodeJS.ProcessEnv): InstallSettings {
   let doc: { install?: { wrapper_ref?: unknown }; focus?: { events?: unknown } };
   try {
-    doc = parse(readFileSync(configPath(flag, env).path, 'utf8')) as typeof doc;
+    doc = parse(readFileSync(configPath(flag, env).path, 'utf8'));
   } catch {
     return { wrapperRef: undefined, focus: false };
   }

@@ -131,7 +131,7 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
     for (const w of warnings) hub.logger.warn(w);
     reloader.attach(hub);
 
-    let stopLocal = () => undefined as void;
+    let stopLocal: () => void = () => undefined;
     if (!noLocal) {
       // The embedded collector reads config.toml as usual; --config named the hub's file here.
       const collectorArgs: Parsed = { ...p, globals: { ...p.globals, config: undefined } };

@@ -112,7 +112,7 @@ class Finished {
 /** Fire `action` on `pane`. Never throws for runtime failures: they become `error` results. */
 export async function fireAction(o: FireOptions): Promise<ActResult> {
   const note = o.onNote ?? (() => {});
-  if (!o.slot) return fireOnce(o).catch((e) => failure(o, e, note));
+  if (!o.slot) return fireOnce(o).catch((e: unknown) => failure(o, e, note));
   let socket: string;
   try {
     socket = (await o.engine.server.get()).socketPath;
@@ -129,7 +129,7 @@ export async function fireAction(o: FireOptions): Promise<ActResult> {
     // Another process holds the slot: wait for its final record as long as its fire may last.
     return awaitReplay(claim.path, o.action.name, o.pane, lockBound(o.action) + LOCK_SLACK_MS, o.now ?? Date.now);
   }
-  const firing = fireOnce(o).catch((e) => failure(o, e, note));
+  const firing = fireOnce(o).catch((e: unknown) => failure(o, e, note));
   inFlight.set(claim.path, firing);
   try {
     const result = await firing;

@@ -1,7 +1,7 @@
 // The gate: may this action fire on this pane as it stands? Pure. Reasons come most-permanent
 // first, so a caller learns the thing a retry cannot fix before the thing that may pass later.
 
-import type { ActionManifest, KeysAction } from '../core/action-manifest.js';
+import type { ActionManifest } from '../core/action-manifest.js';
 import type { State } from '../core/types.js';
 import type { GateReason } from './outcome.js';
 
@@ -79,7 +79,7 @@ export function gate(action: ActionManifest, f: GateFacts, opts: GateOptions): G
 /** The API transport an agent answers through, if the action routes it there. */
 export function apiTransportFor(action: ActionManifest, agent: string | null) {
   if (action.kind !== 'keys' || agent === null) return null;
-  return (action as KeysAction).api[agent] ?? null;
+  return action.api[agent] ?? null;
 }
 
 // Request ids and endpoints come from pane options any local process can write; anything that

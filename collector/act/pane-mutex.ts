@@ -7,7 +7,7 @@ const queues = new WeakMap<object, Map<string, Promise<unknown>>>();
 /** Run `fn` after every earlier call with the same (scope, key) has settled. */
 export async function exclusive<T>(scope: object, key: string, fn: () => Promise<T>): Promise<T> {
   let m = queues.get(scope);
-  if (m === undefined) queues.set(scope, (m = new Map()));
+  if (m === undefined) queues.set(scope, (m = new Map<string, Promise<unknown>>()));
   const before = m.get(key) ?? Promise.resolve();
   const run = before.then(fn, fn);
   const tail = run.then(

@@ -29,7 +29,7 @@ export type Claim = { kind: 'claimed'; path: string } | { kind: 'replay'; path: 
  * `error`/`fired-unknown`, because the first fire may have delivered its keys.
  */
 export function replayFromLedger(text: string | null, action: string, pane: string): ActResult {
-  const unknown = (a: string, p: string): ActResult => ({ ...actResult(a, p, 'error', 'fired-unknown' as ActReason), cached: true });
+  const unknown = (a: string, p: string): ActResult => ({ ...actResult(a, p, 'error', 'fired-unknown'), cached: true });
   let doc: unknown;
   try {
     doc = text === null ? null : JSON.parse(text);

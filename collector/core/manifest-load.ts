@@ -41,7 +41,7 @@ export function fileStem(path: string): string {
 /** Parse TOML, naming the file and position on failure. */
 export function parseTomlFile(file: ManifestFile): Record<string, unknown> {
   try {
-    return parseToml(file.text) as Record<string, unknown>;
+    return parseToml(file.text);
   } catch (e) {
     const err = e as { message?: string; line?: number; column?: number };
     const first = (err.message ?? String(e)).split('\n')[0] ?? '';

@@ -2,45 +2,52 @@
 // verdicts back under their guards, reconcile the rollups, and return the rows.
 // Every one-shot verb runs one cycle; a long-lived collector runs them on a timer and on wake-ups.
 //
-// A cycle costs three tmux round trips whatever the pane count: one read (list-panes and the last
-// poll time), one chain capturing every pane that needs a look, and one chain with every write.
-// When a pane dies between them, its chain fails; the cycle then redoes that step pane by pane
-// so one vanished pane never costs the others their verdict.
+// A cycle is a sequence of steps, each below or in a file of its own: read the listing, triage
+// every pane (triage.ts, pure), look at the ones that need it (capture and fold, fold-pane.ts),
+// stamp the writes, close (rollups, poll marker, heartbeat, rollup-drift.ts), clear attention a
+// person has seen, tail Codex rollouts, and publish the rows.
+//
+// tmux round trips (each one tmux client, or one control-mode line): one read (the listing, the
+// last poll time, the heartbeat, and on an engine's first cycle the server's facts), then one
+// chain capturing every pane that needs a look, then one chain with every write and the closing
+// writes; a step with nothing to do costs nothing, so a one-shot cycle whose stamps all stand
+// spends only the read, and a watched one the read and its heartbeat write
+// (test/unit/cycle-tmux-calls.test.ts counts a one-shot cycle's calls). More come on
+// top: probing `set-option -F` on a server with no stored answer (three calls, once per server),
+// reading the clients when a stamp carries attention a person may have cleared (and unsetting
+// it), and one write per Codex pane whose context gauge moved. When a pane dies between the read
+// and a chain, that chain fails; the step is then redone pane by pane (collector/tmux/batch.ts)
+// so one vanished pane never costs the others their verdict, and the closing writes follow on
+// their own.
 
 import type { AgentRow } from '../../shared/row.js';
 import { compareLocalRows } from '../../shared/selectors.js';
-import { fnv1a64 } from '../core/fnv.js';
-import { fold } from '../core/fold.js';
-import { anchorUpdate, identify, isIgnored, reaperDecision, type Identity } from '../core/identity.js';
-import { subtree, type ProcEntry } from '../core/proc.js';
-import { canReuseStamp } from '../core/reuse.js';
-import { summaryOf } from '../core/rollup.js';
-import { evaluate } from '../core/rules.js';
-import { changesNothing, planFromVerdict, projectStamp } from '../core/stamp-plan.js';
-import {
-  chain,
-  probeSupported,
-  renderPlan,
-  renderProbeRead,
-  renderProbeUnset,
-  renderRollups,
-  renderSetpfProbe,
-  type TmuxCommand,
-} from '../core/stamp-render.js';
+import { isIgnored } from '../core/identity.js';
+import type { ProcEntry } from '../core/proc.js';
+import { chain, type TmuxCommand } from '../core/stamp-render.js';
 import { decodeStamp, KEY } from '../core/store-codec.js';
-import type { AgentManifest, FoldConfig, StampedState, StampPlan, State } from '../core/types.js';
-import { TmuxError } from '../tmux/errors.js';
+import type { AgentManifest, FoldConfig, StampedState } from '../core/types.js';
+import { runTogetherOrEach, runUnlessFailed } from '../tmux/batch.js';
+import { captureScreens } from '../tmux/capture.js';
 import type { TmuxRunner } from '../tmux/runner.js';
-import { LookBook, NOT_AGENT_SWEEP_MS, waitsOnClock } from './look-book.js';
-import { parsePaneList, type PaneRecord } from './pane-list.js';
-import { afterWrites, promptWrites, type PromptLook } from './prompt-writes.js';
-import { codexRoot, RolloutTail, runRolloutTail } from './rollout-tail.js';
-import { rowOf } from './rows.js';
-import { attentionClearable, heartbeatVouches, LIST_CLIENTS_FORMAT, listingChain, seenByClients, stampStands } from './settled-read.js';
-import { ServerFacts, storedSetpf } from './server-facts.js';
-import { StillScreens } from './still-screens.js';
+import { clearSeenAttention } from './attention-clear.js';
+import { foldPane } from './fold-pane.js';
 import { HookLiveness } from './hook-liveness.js';
+import { LookBook, waitsOnClock } from './look-book.js';
+import type { CycleResult, PaneOutcome, PaneWrites } from './outcome.js';
+import { parsePaneList, type PaneRecord } from './pane-list.js';
+import type { PromptLook } from './prompt-writes.js';
+import { codexRoot, RolloutTail, runRolloutTail } from './rollout-tail.js';
+import { rollupDrift } from './rollup-drift.js';
+import { rowOf } from './rows.js';
+import { heartbeatVouches, listingChain } from './settled-read.js';
+import { ServerFacts, type ServerInfo } from './server-facts.js';
+import { SetpfProbe } from './setpf-probe.js';
+import { StillScreens } from './still-screens.js';
 import { TransitionRing } from './transition-ring.js';
+import { triage, type AgentIdentity, type TriageInput } from './triage.js';
+
+export type { CycleResult, PaneOutcome } from './outcome.js';
 
 export interface EngineOptions {
   runner: TmuxRunner;
@@ -52,31 +59,26 @@ export interface EngineOptions {
   now?: () => number;
   /** The outputs of `listingChain(true)`, read moments ago (by a quick status that declined): the first cycle's read. */
   firstListing?: readonly string[];
+  /** The environment the engine consults (where Codex keeps its rollouts); the caller's process's if absent. */
+  env?: NodeJS.ProcessEnv;
+  /** Where a warning line goes (it ends in a newline); the caller's process's stderr if absent. */
+  warn?: (line: string) => void;
 }
 
-export interface PaneOutcome {
-  rec: PaneRecord;
-  /** What the store holds after this cycle (null: no stamp). */
-  stamp: StampedState | null;
-  identity: Identity | null;
-  /** How the pane was handled, for doctor and the benchmark. */
-  path: 'consumer' | 'reused' | 'captured' | 'registered' | 'removed' | 'ignored' | 'none' | 'dead' | 'quiet';
-}
-
-export interface CycleResult {
-  now: number;
-  rows: AgentRow[];
-  panes: PaneOutcome[];
+/** What the cycle's first read found, and what it makes of it. */
+interface Listing {
+  records: PaneRecord[];
+  /** Panes marked painted since the last cycle. */
+  painted: Set<string>;
+  info: ServerInfo;
   stampede: boolean;
-  produced: boolean;
-  /** Output is watched and no pane waits on a look: the next timed cycle may come late. */
-  settled: boolean;
-}
-
-/** Writes for one pane: they commit together, and are dropped together if the pane died. */
-interface PaneWrites {
-  outcome: PaneOutcome;
-  cmds: TmuxCommand[];
+  readAt: number;
+  vouched: boolean;
+  /** The process table under last cycle's roots, read while tmux listed (null: not read). */
+  early: Promise<ProcEntry[] | null> | null;
+  /** Every pane root was a root last cycle too: the early read covers them. */
+  rootsKnown: boolean;
+  roots: number[];
 }
 
 /** A pane that needs a capture and a fold this cycle. */
@@ -84,20 +86,13 @@ interface Candidate {
   outcome: PaneOutcome;
   prev: StampedState | null;
   decodedOk: boolean;
-  identity: Extract<Identity, { kind: 'agent' }>;
+  identity: AgentIdentity;
   storedAnchor: number | null;
-}
-
-/** The unguarded-writes warning is printed at most once per process, however many servers. */
-let warnedUnguarded = false;
-
-function rethrowUnlessFailed(e: unknown): void {
-  if (!(e instanceof TmuxError) || e.kind !== 'failed') throw e;
 }
 
 export class Engine {
   readonly server: ServerFacts;
-  private guarded: boolean | null = null;
+  private readonly probe: SetpfProbe;
   /** Pane root pids seen by the last cycle. */
   private roots = new Set<number>();
   /** Panes that painted since their last look (from %output): a fresh stamp must not hide them. */
@@ -117,13 +112,18 @@ export class Engine {
   /** The last state changes this engine saw (`tma debug transitions`). */
   readonly transitions = new TransitionRing();
   /** Codex context gauges, read from its rollout files at the end of every cycle. */
-  readonly rolloutTail = new RolloutTail(() => codexRoot(process.env));
+  readonly rolloutTail: RolloutTail;
 
   constructor(private readonly opts: EngineOptions) {
     this.server = new ServerFacts(opts.runner);
     this.now = opts.now ?? Date.now;
     this.looks = new LookBook({ pendingMs: opts.fold.freshnessMs });
     this.liveness = new HookLiveness({ hookDecayMs: opts.fold.hookDecayMs });
+    // Defaults for callers that pass none (tests, benches): the one place the engine names the process.
+    const env = opts.env ?? process.env;
+    const warn = opts.warn ?? ((line: string) => process.stderr.write(line));
+    this.rolloutTail = new RolloutTail(() => codexRoot(env));
+    this.probe = new SetpfProbe(opts.runner, this.server, warn);
   }
 
   /**
@@ -147,7 +147,7 @@ export class Engine {
   async heartbeat(maxCycleAgeMs: number): Promise<void> {
     const now = this.now();
     if (!this.watching || now - this.lastCycleAt > maxCycleAgeMs) return;
-    await this.tryRun(['set-option', '-s', KEY.collectorAt, String(now)]);
+    await runUnlessFailed(this.opts.runner, ['set-option', '-s', KEY.collectorAt, String(now)]);
   }
 
   get runner(): TmuxRunner {
@@ -189,21 +189,33 @@ export class Engine {
     this.liveness.hookEvent(pane, this.now());
   }
 
-  /**
-   * A painted pane of a watched engine (a quiet edge): false when a hook claim its live hooks keep
-   * current makes the capture unnecessary (see hook-liveness.ts).
-   */
-  private edgeNeedsLook(rec: PaneRecord, prev: StampedState | null, now: number): boolean {
-    const name = rec.options['@agent_name'];
-    const hookCapable = !!rec.options['@agent_session'] || (!!name && !!this.opts.manifests.find((m) => m.name === name)?.hooks?.covers.length);
-    return this.liveness.edge(rec.paneId, { hookCapable, prev, now });
+  /** The `-F` probe, cached per server in @tma_setpf_ok. A failed probe assumes guarded, uncached. */
+  setpfSupported(pane: string): Promise<boolean> {
+    return this.probe.supported(pane);
   }
 
   /** `recapture`: capture and fold this pane whatever its stamp's age (the broker's re-check). */
   async cycle(opts: { recapture?: string } = {}): Promise<CycleResult> {
-    const { runner, fold: cfg } = this.opts;
     const now = this.now();
     const watching = this.watching;
+    const listing = await this.readListing(now, watching);
+    const { outcomes, writes, candidates } = await this.triageAll(listing, opts.recapture, now, watching);
+    if (candidates.length) await this.look(candidates, writes, now, watching);
+    const produced = await this.stamp(outcomes, writes, now, watching);
+    if (!listing.stampede) await clearSeenAttention(this.opts.runner, outcomes);
+    await runRolloutTail({
+      tail: this.rolloutTail, manifests: this.opts.manifests, panes: outcomes, now,
+      guarded: (pane) => this.setpfSupported(pane), run: (argv) => runUnlessFailed(this.opts.runner, argv), chain,
+    });
+    const rows = this.publish(outcomes, listing.info, now);
+    this.lastCycleAt = now;
+    const settled = watching && !this.looks.anyPending() && outcomes.every((o) => o.path === 'quiet' || o.path === 'ignored' || o.path === 'none');
+    return { now, rows, panes: outcomes, stampede: listing.stampede, produced, settled };
+  }
+
+  /** Step 1: the panes, the last poll time, the heartbeat (and the server's facts on a first cycle). */
+  private async readListing(now: number, watching: boolean): Promise<Listing> {
+    const { runner, fold: cfg } = this.opts;
     // A one-shot verb's only cycle reads the server's facts in the same tmux call (one spawn less).
     const factsToo = !this.server.known;
     const primed = factsToo ? this.opts.firstListing : undefined;
@@ -230,121 +242,134 @@ export class Engine {
     // Judged at the moment of the read: a heartbeat or stamp written while tmux answered is not from the future.
     const readAt = Math.max(now, this.now());
     const vouched = !watching && heartbeatVouches(collectorAtOut, readAt, cfg.freshnessMs);
+    return { records, painted, info, stampede, readAt, vouched, early, rootsKnown, roots };
+  }
 
+  /**
+   * Step 2: every pane's triage (triage.ts), carried out: outcomes, the writes of panes settled
+   * without a screen, and the panes to look at. The engine's memory (looks, hook liveness) is
+   * consulted and updated here, pane by pane, so triage itself stays a function of data.
+   */
+  private async triageAll(l: Listing, recapture: string | undefined, now: number, watching: boolean) {
     // A watched engine leaves quiet panes alone, and walks only the process trees of the others.
     const quiet = new Set<string>();
     if (watching) {
-      for (const r of records) if (!painted.has(r.paneId) && opts.recapture !== r.paneId && this.looks.quiet(r, now)) quiet.add(r.paneId);
+      for (const r of l.records) if (!l.painted.has(r.paneId) && recapture !== r.paneId && this.looks.quiet(r, now)) quiet.add(r.paneId);
     }
-    const lookRoots = watching ? records.filter((r) => !quiet.has(r.paneId)).map((r) => r.panePid) : roots;
+    const lookRoots = watching ? l.records.filter((r) => !quiet.has(r.paneId)).map((r) => r.panePid) : l.roots;
 
     let procs: ProcEntry[] | null = null;
     const outcomes: PaneOutcome[] = [];
     const writes: PaneWrites[] = [];
     const candidates: Candidate[] = [];
-
-    for (const rec of records) {
+    for (const rec of l.records) {
       const decoded = decodeStamp(rec.options);
       const prev = decoded.ok ? decoded.stamp : null;
       const outcome: PaneOutcome = { rec, stamp: prev, identity: null, path: 'consumer' };
       outcomes.push(outcome);
-
-      if (isIgnored(rec.options['@agent_ignore'])) {
-        outcome.stamp = null;
-        outcome.path = 'ignored';
-        if (prev) writes.push({ outcome, cmds: this.render(rec, { kind: 'remove' }, prev) });
-        continue;
+      const forced = recapture === rec.paneId;
+      const repaint = isIgnored(rec.options['@agent_ignore']) ? false : this.recall(rec, prev, { forced, painted: l.painted, quiet, now, watching });
+      const input: TriageInput = {
+        rec, prev, forced, repaint, quiet: quiet.has(rec.paneId), readAt: l.readAt, vouched: l.vouched, stampede: l.stampede,
+        procs, manifests: this.opts.manifests, fold: this.opts.fold, watching, now,
+      };
+      let t = triage(input);
+      if (t.kind === 'walk') {
+        procs = (l.rootsKnown && (await l.early)) || (await this.opts.readProcs(lookRoots));
+        t = triage({ ...input, procs });
       }
-
-      const fresh = stampStands(prev, readAt, vouched, cfg.freshnessMs, watching ? 0 : rec.windowActivity);
-      const forced = opts.recapture === rec.paneId;
-      if (watching) this.liveness.observe(rec.paneId, prev);
-      let repaint = painted.has(rec.paneId);
-      // An edge a live hook claim answers is no reason to look: the pane is judged as if unpainted.
-      if (repaint && watching && !forced && !this.edgeNeedsLook(rec, prev, now)) {
-        repaint = false;
-        if (this.looks.quiet(rec, now)) quiet.add(rec.paneId);
+      if (t.kind === 'keep') outcome.path = t.path;
+      else if (t.kind === 'settle') {
+        outcome.path = t.path;
+        outcome.stamp = t.stamp;
+        outcome.identity = t.identity;
+        if (t.look) this.looks.looked(rec.paneId, now, false, t.look.sweepMs);
+        if (t.cmds) writes.push({ outcome, cmds: t.cmds });
+      } else if (t.kind === 'capture') {
+        outcome.identity = t.identity;
+        candidates.push({ outcome, prev, decodedOk: decoded.ok, identity: t.identity, storedAnchor: t.storedAnchor });
       }
-      if (quiet.has(rec.paneId)) {
-        outcome.path = 'quiet';
-        continue;
-      }
-      if (!forced && !repaint && (fresh || (stampede && prev))) continue;
-
-      procs ??= (rootsKnown && (await early)) || (await this.opts.readProcs(lookRoots));
-      const storedAnchor = Number(rec.options['@tma_title_match_pid']) || null;
-      const id = identify({
-        paneCurrentCommand: rec.currentCommand,
-        title: rec.title,
-        panePid: rec.panePid,
-        procs,
-        manifests: this.opts.manifests,
-        storedAnchorPid: storedAnchor,
-        storedAgentName: rec.options['@agent_name'] ?? null,
-        registration:
-          prev && rec.options['@agent_name'] && rec.options['@agent_session']
-            ? { name: rec.options['@agent_name'], session: rec.options['@agent_session'] }
-            : null,
-      });
-      outcome.identity = id;
-
-      if (id.kind !== 'agent') {
-        outcome.stamp = null;
-        outcome.path = prev ? 'removed' : 'none';
-        this.looks.looked(rec.paneId, now, false, prev ? undefined : NOT_AGENT_SWEEP_MS);
-        if (prev) writes.push({ outcome, cmds: this.render(rec, { kind: 'remove' }, prev) });
-        else if (storedAnchor !== null) writes.push({ outcome, cmds: [['set-option', '-p', '-u', '-t', rec.paneId, KEY.titleMatchPid]] });
-        continue;
-      }
-
-      if (id.pid === 0) {
-        // Registered, but nothing we can walk (a container, a remote shell): hold, reap when dead.
-        const d = reaperDecision({ procs: subtree(procs, rec.panePid), marker: Number(rec.options['@tma_reg_dead_since']) || null, now });
-        outcome.path = 'registered';
-        if (d === 'remove') {
-          outcome.stamp = null;
-          outcome.path = 'removed';
-          writes.push({ outcome, cmds: this.render(rec, { kind: 'remove' }, prev) });
-        } else if (d === 'set-marker') {
-          writes.push({ outcome, cmds: [['set-option', '-p', '-t', rec.paneId, KEY.regDeadSince, String(now)]] });
-        } else if (d === 'unset-marker') {
-          writes.push({ outcome, cmds: [['set-option', '-p', '-u', '-t', rec.paneId, KEY.regDeadSince]] });
-        }
-        continue;
-      }
-
-      if (!forced && !repaint && prev && canReuseStamp(prev, rec.windowActivity, id.foregroundIsAgent, cfg, now)) {
-        outcome.path = 'reused';
-        this.looks.looked(rec.paneId, now, false);
-        continue;
-      }
-      candidates.push({ outcome, prev, decodedOk: decoded.ok, identity: id, storedAnchor });
     }
+    return { outcomes, writes, candidates };
+  }
 
-    if (candidates.length) {
-      const guarded = await this.setpfSupported(candidates[0]!.outcome.rec.paneId);
-      const shots = await this.captureAll(candidates.map((c) => c.outcome.rec.paneId));
-      candidates.forEach((c, i) => {
-        const shot = shots[i];
-        if (shot === null || shot === undefined) {
-          c.outcome.stamp = null;
-          c.outcome.path = 'dead';
-          return;
-        }
-        writes.push({ outcome: c.outcome, cmds: this.decide(c, shot, now, guarded, watching) });
-      });
+  /**
+   * What the engine remembers of a pane that is not ignored: whether it painted and that edge
+   * needs a look. An edge a live hook claim answers is no reason to look: the pane is judged as
+   * if unpainted, and may be quiet after all (added to `quiet` then).
+   */
+  private recall(
+    rec: PaneRecord,
+    prev: StampedState | null,
+    c: { forced: boolean; painted: ReadonlySet<string>; quiet: Set<string>; now: number; watching: boolean },
+  ): boolean {
+    if (c.watching) this.liveness.observe(rec.paneId, prev);
+    const repaint = c.painted.has(rec.paneId);
+    if (repaint && c.watching && !c.forced && !this.edgeNeedsLook(rec, prev, c.now)) {
+      if (this.looks.quiet(rec, c.now)) c.quiet.add(rec.paneId);
+      return false;
     }
+    return repaint;
+  }
 
-    // The rollups and poll markers ride in the same tmux call as the stamps; they are worked out
-    // as if every write lands, and again after a failed call has been retried pane by pane.
+  /**
+   * A painted pane of a watched engine (a quiet edge): false when a hook claim its live hooks keep
+   * current makes the capture unnecessary (see hook-liveness.ts).
+   */
+  private edgeNeedsLook(rec: PaneRecord, prev: StampedState | null, now: number): boolean {
+    const name = rec.options['@agent_name'];
+    const hookCapable = !!rec.options['@agent_session'] || (!!name && !!this.opts.manifests.find((m) => m.name === name)?.hooks?.covers.length);
+    return this.liveness.edge(rec.paneId, { hookCapable, prev, now });
+  }
+
+  /** Step 3: capture every candidate in one chain and fold each screen into its writes. */
+  private async look(candidates: Candidate[], writes: PaneWrites[], now: number, watching: boolean): Promise<void> {
+    const guarded = await this.setpfSupported(candidates[0]!.outcome.rec.paneId);
+    const shots = await captureScreens(this.opts.runner, candidates.map((c) => c.outcome.rec.paneId));
+    candidates.forEach((c, i) => {
+      const shot = shots[i];
+      const { outcome } = c;
+      if (shot === null || shot === undefined) {
+        outcome.stamp = null;
+        outcome.path = 'dead';
+        return;
+      }
+      const pane = outcome.rec.paneId;
+      const prior = this.liveness.prior(pane, this.stills.prior(pane, c.prev, now, watching));
+      const f = foldPane({ ...c, rec: outcome.rec, shot, prior, guarded, watching, seenPrompt: this.prompts.get(pane) ?? null, fold: this.opts.fold, now });
+      this.notePrompt(pane, f.look, now);
+      this.looks.looked(pane, now, waitsOnClock(f.verdict));
+      outcome.path = 'captured';
+      outcome.stamp = f.stamp;
+      this.stills.looked(pane, f.verdict, f.stamp, watching, now);
+      this.liveness.wrote(pane, f.stamp);
+      outcome.rec = f.rec;
+      writes.push({ outcome, cmds: f.cmds });
+    });
+  }
+
+  /**
+   * Step 4: every pane's writes in one chain, with the rollups, the poll marker and the heartbeat
+   * riding along; they are worked out as if every write lands, and again after a failed chain
+   * has been retried pane by pane. Then the memory of gone panes is dropped. Whether this cycle
+   * produced anything (wrote a verdict).
+   */
+  private async stamp(outcomes: PaneOutcome[], writes: PaneWrites[], now: number, watching: boolean): Promise<boolean> {
     const producing = () => writes.some((w) => w.outcome.path !== 'dead' && w.outcome.path !== 'ignored');
     const closingWrites = (): TmuxCommand[] => {
-      const cmds = this.rollupDrift(outcomes);
+      const cmds = rollupDrift(outcomes);
       if (producing()) cmds.push(['set-option', '-s', KEY.lastPoll, String(now)]);
       if (watching) cmds.push(['set-option', '-s', KEY.collectorAt, String(now)]);
       return cmds;
     };
-    const closing = (await this.applyAll(writes, closingWrites())) ? [] : closingWrites();
+    const withCmds = writes.filter((w) => w.cmds.length);
+    const landed = await runTogetherOrEach(this.opts.runner, withCmds.map((w) => w.cmds), closingWrites());
+    landed.groups.forEach((ok, i) => {
+      if (ok) return;
+      withCmds[i]!.outcome.stamp = null;
+      withCmds[i]!.outcome.path = 'dead';
+    });
+    const closing = landed.together ? [] : closingWrites();
     const produced = producing();
     const live = new Set(outcomes.filter((o) => o.path !== 'dead').map((o) => o.rec.paneId));
     this.looks.keepOnly(live);
@@ -352,13 +377,13 @@ export class Engine {
     this.liveness.keepOnly(live);
     for (const p of this.prompts.keys()) if (!live.has(p)) this.prompts.delete(p);
     // A pane that died since the listing fails the chain from its command on; the rest still count.
-    if (closing.length && !(await this.tryRun(chain(closing)))) for (const cmd of closing) await this.tryRun(cmd);
-    if (!stampede) await this.clearSeenAttention(outcomes);
-    await runRolloutTail({
-      tail: this.rolloutTail, manifests: this.opts.manifests, panes: outcomes, now,
-      guarded: (pane) => this.setpfSupported(pane), run: (argv) => this.tryRun(argv), chain,
-    });
+    const runner = this.opts.runner;
+    if (closing.length && !(await runUnlessFailed(runner, chain(closing)))) for (const cmd of closing) await runUnlessFailed(runner, cmd);
+    return produced;
+  }
 
+  /** Last step: the rows of the stamped panes, and the transitions they make. */
+  private publish(outcomes: PaneOutcome[], info: ServerInfo, now: number): AgentRow[] {
     const rows: AgentRow[] = [];
     for (const o of outcomes) {
       if (!o.stamp) continue;
@@ -367,197 +392,6 @@ export class Engine {
     }
     rows.sort(compareLocalRows);
     this.transitions.observe(outcomes.map((o) => ({ pane: o.rec.paneId, stamp: o.stamp })));
-    this.lastCycleAt = now;
-    const settled = watching && !this.looks.anyPending() && outcomes.every((o) => o.path === 'quiet' || o.path === 'ignored' || o.path === 'none');
-    return { now, rows, panes: outcomes, stampede, produced, settled };
-  }
-
-  /** Fold one captured pane and return its writes; the outcome learns what the store will hold. */
-  private decide(c: Candidate, shot: { tail: string; title: string }, now: number, guarded: boolean, watching: boolean): TmuxCommand[] {
-    const { rec } = c.outcome;
-    const id = c.identity;
-    const tail = shot.tail;
-    const snap = { title: shot.title, tail, scrollPosition: rec.scrollPosition, visibleHeight: rec.height || null, capturedAt: now };
-    const ev = evaluate(id.manifest, snap);
-    const facts = { pid: id.pid, foregroundIsAgent: id.foregroundIsAgent, scrolled: (rec.scrollPosition ?? 0) > 0, historyView: ev.historyView };
-    const prior = this.liveness.prior(rec.paneId, this.stills.prior(rec.paneId, c.prev, now, watching));
-    const verdict = fold(prior, facts, ev.evidence, id.manifest, this.opts.fold, now);
-    let plan = planFromVerdict(verdict, { pid: id.pid, name: id.manifest.name, hash: fnv1a64(tail), now });
-    // A demoted pane's stale hook claim is no longer protected in the store either; a hook claim
-    // that landed after the listing still is.
-    if (c.prev?.source === 'hook' && prior?.source !== 'hook' && plan.kind === 'publish' && !plan.episodeReset) {
-      plan = { ...plan, guard: { kind: 'overrule_claim', claimAt: c.prev.evidenceAt } };
-    }
-    const projected = c.decodedOk ? projectStamp(c.prev, plan, { guarded }) : null;
-    this.looks.looked(rec.paneId, now, waitsOnClock(verdict));
-    // A watched pane whose stamp would come back as it is keeps it: the look is remembered here,
-    // and the server heartbeat tells one-shot readers the old stamp time still stands.
-    const unchanged =
-      watching &&
-      changesNothing(c.prev, projected, {
-        now, name: id.manifest.name, storedName: rec.options['@agent_name'] ?? null,
-        renewHookMs: Math.min(this.opts.fold.hookDecayMs, this.opts.fold.blockedDecayMs) / 2,
-      });
-    const cmds = unchanged ? [] : this.render(rec, plan, c.prev, guarded);
-    const anchor = anchorUpdate(id, c.storedAnchor);
-    if (anchor.kind === 'set') cmds.push(['set-option', '-p', '-t', rec.paneId, KEY.titleMatchPid, String(anchor.pid)]);
-    else if (anchor.kind === 'unset') cmds.push(['set-option', '-p', '-u', '-t', rec.paneId, KEY.titleMatchPid]);
-    c.outcome.path = 'captured';
-    // Over a stamp we could not read, the guards decide against values we never saw: keep the
-    // pane out of rows and counts until a later cycle reads back what actually landed.
-    c.outcome.stamp = unchanged ? c.prev : projected;
-    this.stills.looked(rec.paneId, verdict, c.outcome.stamp, watching, now);
-    this.liveness.wrote(rec.paneId, c.outcome.stamp);
-    const prompt = promptWrites(rec, c.outcome.stamp, id.manifest, snap, this.prompts.get(rec.paneId) ?? null);
-    this.notePrompt(rec.paneId, prompt.look ?? null, now);
-    if (prompt.length) c.outcome.rec = { ...rec, options: afterWrites(rec.options, prompt) };
-    return [...cmds, ...prompt];
-  }
-
-  private render(rec: PaneRecord, plan: StampPlan, prev: StampedState | null, guarded = true): TmuxCommand[] {
-    return renderPlan(rec.paneId, plan, { guarded, prev });
-  }
-
-  /**
-   * Every capture in one chain; if a pane died in between, capture one by one. null = dead.
-   * The title is read again next to its screen: the listing's title is a moment older, and an
-   * agent that changed both in between (a spinner title and its screen) would otherwise be judged
-   * on a new screen under an old title.
-   */
-  private async captureAll(panes: string[]): Promise<({ tail: string; title: string } | null)[]> {
-    const cmds = (p: string) => [
-      ['capture-pane', '-p', '-e', '-t', p, '-S', '-50'],
-      ['display-message', '-p', '-t', p, '#{pane_title}'],
-    ];
-    const pair = (out: string[], i: number) => ({ tail: out[2 * i] ?? '', title: (out[2 * i + 1] ?? '').replace(/\n$/, '') });
-    try {
-      const out = await this.opts.runner.runChain(panes.flatMap(cmds));
-      return panes.map((_, i) => pair(out, i));
-    } catch (e) {
-      rethrowUnlessFailed(e);
-    }
-    const out: ({ tail: string; title: string } | null)[] = [];
-    for (const p of panes) {
-      try {
-        out.push(pair(await this.opts.runner.runChain(cmds(p)), 0));
-      } catch (e) {
-        rethrowUnlessFailed(e);
-        out.push(null);
-      }
-    }
-    return out;
-  }
-
-  /**
-   * Every pane's writes in one chain, then `closing`; true when that one call landed. On failure,
-   * pane by pane, marking the ones that died, and `closing` is left to the caller.
-   */
-  private async applyAll(writes: PaneWrites[], closing: TmuxCommand[]): Promise<boolean> {
-    const all = writes.filter((w) => w.cmds.length);
-    if (!all.length) return false;
-    try {
-      await this.opts.runner.run(chain([...all.flatMap((w) => w.cmds), ...closing]));
-      return true;
-    } catch (e) {
-      rethrowUnlessFailed(e);
-    }
-    for (const w of all) {
-      try {
-        await this.opts.runner.run(chain(w.cmds));
-      } catch (e) {
-        rethrowUnlessFailed(e);
-        w.outcome.stamp = null;
-        w.outcome.path = 'dead';
-      }
-    }
-    return false;
-  }
-
-  private async tryRun(argv: string[]): Promise<boolean> {
-    try {
-      await this.opts.runner.run(argv);
-      return true;
-    } catch (e) {
-      rethrowUnlessFailed(e);
-      return false;
-    }
-  }
-
-  /** The `-F` probe, cached per server in @tma_setpf_ok. A failed probe assumes guarded, uncached. */
-  async setpfSupported(pane: string): Promise<boolean> {
-    if (this.guarded !== null) return this.guarded;
-    let ok: boolean;
-    try {
-      // The server's facts carry the cached answer when it is stored (no tmux call of its own).
-      const stored = this.server.peek()?.setpfOk ?? storedSetpf(await this.opts.runner.run(['show-options', '-sqv', KEY.setpfOk]));
-      if (stored !== null) ok = stored;
-      else {
-        const outs = await this.opts.runner.runChain([renderSetpfProbe(pane), renderProbeRead(pane), renderProbeUnset(pane)]);
-        ok = probeSupported(outs[1] ?? '');
-        // The answer stands even if caching it fails; the next process just probes again.
-        await this.tryRun(['set-option', '-s', KEY.setpfOk, ok ? '1' : '0']);
-      }
-    } catch (e) {
-      if (e instanceof TmuxError && e.kind === 'server-gone') throw e;
-      return true;
-    }
-    // Every process that degrades says so once, whether it probed or found the cached answer:
-    // the process that probed first is often a status line whose stderr nobody reads.
-    if (!ok && !warnedUnguarded) {
-      warnedUnguarded = true;
-      process.stderr.write('tma: this tmux stores set-option -F formats literally; writes are unguarded\n');
-    }
-    return (this.guarded = ok);
-  }
-
-  /** Recompute every window and session rollup from this cycle; the writes where it drifted. */
-  private rollupDrift(outcomes: PaneOutcome[]): TmuxCommand[] {
-    type Scope = { pane: string; states: State[]; stored: string };
-    const windows = new Map<string, Scope>();
-    const sessions = new Map<string, Scope>();
-    const scope = (m: Map<string, Scope>, key: string, o: PaneOutcome, stored: string): Scope => {
-      let sc = m.get(key);
-      if (!sc) m.set(key, (sc = { pane: o.rec.paneId, states: [], stored }));
-      return sc;
-    };
-    for (const o of outcomes) {
-      if (o.path === 'dead') continue;
-      const w = scope(windows, `${o.rec.sessionName}\u0000${o.rec.windowIndex}`, o, o.rec.windowSummary);
-      const s = scope(sessions, o.rec.sessionName, o, o.rec.sessionSummary);
-      if (o.stamp) {
-        w.states.push(o.stamp.state);
-        s.states.push(o.stamp.state);
-      }
-    }
-    const cmds: TmuxCommand[] = [];
-    for (const w of windows.values()) {
-      const v = summaryOf(w.states);
-      if (v !== w.stored) cmds.push(renderRollups(w.pane, v, '')[0]!);
-    }
-    for (const s of sessions.values()) {
-      const v = summaryOf(s.states);
-      if (v !== s.stored) cmds.push(renderRollups(s.pane, '', v)[1]!);
-    }
-    return cmds;
-  }
-
-  /**
-   * Ordered-input clear: a human client that shows a pane and typed after the episode began has
-   * seen it. Strictly later second only, so input in the same second never clears.
-   */
-  private async clearSeenAttention(outcomes: PaneOutcome[]): Promise<void> {
-    const flagged = outcomes.filter((o) => attentionClearable(o.stamp)).map((o) => ({ o, paneId: o.rec.paneId, stamp: o.stamp! }));
-    if (!flagged.length) return;
-    let out: string;
-    try {
-      out = await this.opts.runner.run(['list-clients', '-F', LIST_CLIENTS_FORMAT]);
-    } catch (e) {
-      rethrowUnlessFailed(e);
-      return;
-    }
-    const clear = seenByClients(flagged, out).map((f) => f.o);
-    if (!clear.length) return;
-    const ok = await this.tryRun(chain(clear.map((o) => ['set-option', '-p', '-u', '-t', o.rec.paneId, KEY.attention])));
-    if (ok) for (const o of clear) o.stamp = { ...o.stamp!, attention: false };
+    return rows;
   }
 }

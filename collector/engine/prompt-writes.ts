@@ -20,7 +20,7 @@ export function afterWrites(options: PaneRecord['options'], cmds: readonly TmuxC
     if (c[2] === '-u') delete out[c[5]!];
     else out[c[4]!] = c[5];
   }
-  return out as PaneRecord['options'];
+  return out;
 }
 
 /** The prompt a blocked pane shows, as this look sees it. */

@@ -102,7 +102,7 @@ export class ServerEngines {
     if (this.scanning) return;
     this.scanning = true;
     void this.rescan()
-      .catch((e: Error) => this.log(`rescan failed: ${e.message}`, 'warn'))
+      .catch((e: unknown) => this.log(`rescan failed: ${(e as Error).message}`, 'warn'))
       .finally(() => (this.scanning = false));
   }
 

@@ -47,7 +47,7 @@ export function decodeQuickRead(line: string): string[] | null {
   if (keys.length !== 2 || keys[0] !== 'schema' || keys[1] !== 'outs') return null;
   if (o.schema !== QUICK_READ_SCHEMA || !Array.isArray(o.outs) || o.outs.length !== SETTLED_READ.length) return null;
   if (!o.outs.every((s) => typeof s === 'string')) return null;
-  return o.outs as string[];
+  return o.outs;
 }
 
 /**

@@ -271,7 +271,7 @@ export async function listenWake(path: string, onWake: () => void, opts: ListenW
  */
 export function pokeWake(path: string, capMs = 30): Promise<void> {
   return new Promise((done) => {
-    let s;
+    let s: Socket;
     try {
       s = createConnection(path);
     } catch {
@@ -280,7 +280,7 @@ export function pokeWake(path: string, capMs = 30): Promise<void> {
     const t = setTimeout(finish, capMs);
     function finish() {
       clearTimeout(t);
-      s!.destroy();
+      s.destroy();
       done();
     }
     s.once('connect', finish);

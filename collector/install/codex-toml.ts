@@ -13,7 +13,7 @@ const KEYVAL = /^\s*[A-Za-z0-9_"'.-]+\s*=/;
 
 function parsed(text: string): Record<string, unknown> {
   try {
-    return parse(text) as Record<string, unknown>;
+    return parse(text);
   } catch (e) {
     throw new EditError(`cannot parse Codex config.toml: ${(e as Error).message.split('\n')[0]}`);
   }
@@ -48,7 +48,7 @@ export type NotifyState = 'current' | 'stale' | 'foreign' | 'absent';
 export function notifyState(text: string, ref: string): NotifyState {
   let doc: Record<string, unknown>;
   try {
-    doc = parse(text) as Record<string, unknown>;
+    doc = parse(text);
   } catch {
     return 'absent';
   }

@@ -22,7 +22,6 @@ export function expandHome(path: string, env: NodeJS.ProcessEnv): string {
 
 /** tmux expands formats in display-message text: a literal `#` must be doubled. */
 export function displayEscape(text: string): string {
-  // eslint-disable-next-line no-control-regex
   return text.replace(/[\u0000-\u001f\u007f]/g, ' ').replace(/#/g, '##');
 }
 
@@ -50,7 +49,7 @@ export class HostSinks {
   /** Fire through every configured sink. Resolves once the quick ones are done; a command runs on. */
   async fire(f: Fire, runner: TmuxRunner): Promise<void> {
     const s = this.o.settings;
-    await this.display(f, runner).catch((e: Error) => this.log(`notify: display-message failed: ${e.message}`, 'warn'));
+    await this.display(f, runner).catch((e: unknown) => this.log(`notify: display-message failed: ${(e as Error).message}`, 'warn'));
     if (s.bell || s.osc) await this.toTerminal(f, runner).catch(() => undefined);
     // The log line is written before the command starts, so a log shows what was attempted.
     if (s.log) this.appendLog(f, s.log);

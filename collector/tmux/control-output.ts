@@ -8,7 +8,7 @@
 
 import type { ControlNotification } from './control-parser.js';
 import { ControlRunner } from './control-runner.js';
-import type { Env, TmuxRunner } from './runner.js';
+import type { Env, TmuxRunner } from './runner-types.js';
 import type { ServerTarget } from './target.js';
 
 export interface QuietEdgeOptions {

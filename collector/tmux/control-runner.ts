@@ -15,7 +15,7 @@ import { controlLine, splitChain } from './command-syntax.js';
 import { ControlParser, LineSplitter, blockText, type ControlBlock, type ControlNotification } from './control-parser.js';
 import { SpawnRunner } from './spawn-runner.js';
 import { globalArgs, type ServerTarget } from './target.js';
-import { DEFAULT_TIMEOUT_MS, type Env, type RunOptions, type TmuxRunner } from './runner.js';
+import { DEFAULT_TIMEOUT_MS, type Env, type RunOptions, type TmuxRunner } from './runner-types.js';
 
 export interface ControlRunnerOptions {
   target: ServerTarget;
@@ -195,7 +195,7 @@ class ControlConnection {
   ) {}
 
   static open(bin: string, args: string[], env: Env, timeoutMs: number, hooks: ConnectionHooks): Promise<ControlConnection> {
-    const child = spawn(bin, args, { env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(bin, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
     const conn = new ControlConnection(child, hooks);
     return new Promise<ControlConnection>((resolve, reject) => {
       const timer = setTimeout(() => {

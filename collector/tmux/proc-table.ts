@@ -85,7 +85,7 @@ export function readPsTable(timeoutMs = 3000): Promise<ProcEntry[]> {
       'ps',
       ['-eo', 'pid,ppid,pgid,tpgid,comm'],
       { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, LC_ALL: 'C' } },
-      (err, stdout) => (err ? reject(err) : resolve(parsePsTable(stdout))),
+      (err: Error | null, stdout) => (err ? reject(err) : resolve(parsePsTable(stdout))),
     );
   });
 }

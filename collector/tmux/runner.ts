@@ -1,27 +1,11 @@
-// The one interface the collector uses to talk to tmux, whichever transport is underneath.
+// Opening a connection to one tmux server: the one interface the collector uses to talk to tmux
+// (runner-types.ts), whichever transport is underneath.
 
-import type { ServerTarget } from './target.js';
+import type { Env, TmuxRunner } from './runner-types.js';
 import { SpawnRunner } from './spawn-runner.js';
+import type { ServerTarget } from './target.js';
 
-export const DEFAULT_TIMEOUT_MS = 3000;
-
-export interface RunOptions {
-  /** Default 3000 ms (every tmux read in the poll cycle has this bound). */
-  timeoutMs?: number;
-  /** Written to the command's stdin (e.g. `load-buffer -`); forces a one-shot process. */
-  input?: string;
-}
-
-export interface TmuxRunner {
-  readonly mode: 'spawn' | 'control';
-  /** Run one command, or a chain with bare `;` tokens; resolves with all stdout, in order. */
-  run(argv: string[], opts?: RunOptions): Promise<string>;
-  /** Run commands as one chain (atomic for other clients); resolves with each one's output. */
-  runChain(cmds: string[][], opts?: RunOptions): Promise<string[]>;
-  close(): void;
-}
-
-export type Env = Readonly<Record<string, string | undefined>>;
+export { DEFAULT_TIMEOUT_MS, type Env, type RunOptions, type TmuxRunner } from './runner-types.js';
 
 export interface OpenRunnerOptions {
   mode: 'spawn' | 'control';

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { TmuxError, errorFromStderr } from './errors.js';
 import { chainArgv, splitChain } from './command-syntax.js';
 import { globalArgs, type ServerTarget } from './target.js';
-import { DEFAULT_TIMEOUT_MS, type Env, type RunOptions, type TmuxRunner } from './runner.js';
+import { DEFAULT_TIMEOUT_MS, type Env, type RunOptions, type TmuxRunner } from './runner-types.js';
 
 export interface SpawnRunnerOptions {
   target: ServerTarget;
@@ -54,7 +54,7 @@ export class SpawnRunner implements TmuxRunner {
     const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     return new Promise<string>((resolve, reject) => {
       const child = spawn(this.bin, [...this.global, ...args], {
-        env: this.env as NodeJS.ProcessEnv,
+        env: this.env,
         stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       });
       let stdout = '';

@@ -6,7 +6,7 @@ import type * as ChildProcess from 'node:child_process';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { chainArgv } from './command-syntax.js';
 import { errorFromStderr, TmuxError } from './errors.js';
-import { DEFAULT_TIMEOUT_MS, type Env } from './runner.js';
+import { DEFAULT_TIMEOUT_MS, type Env } from './runner-types.js';
 import { splitOnMarker } from './spawn-runner.js';
 import { globalArgs, type ServerTarget } from './target.js';
 
@@ -36,6 +36,7 @@ function markerNonce(): string {
  * has no getBuiltinModule; the CommonJS bundle then uses its require.
  */
 function childProcess(): typeof ChildProcess {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the CommonJS bundle's way in (see above)
   const cp = (process.getBuiltinModule?.('node:child_process') as typeof ChildProcess | undefined) ?? (typeof require === 'function' ? (require('node:child_process') as typeof ChildProcess) : undefined);
   if (!cp) throw new TmuxError('failed', '', 'cannot load node:child_process here');
   return cp;
@@ -51,7 +52,7 @@ export function runChainSync(target: ServerTarget, bin: string, cmds: readonly (
     withMarkers.push(cmd);
   });
   const r = childProcess().spawnSync(bin, [...globalArgs(target), ...chainArgv(withMarkers)], {
-    env: opts.env as NodeJS.ProcessEnv,
+    env: opts.env,
     stdio: ['ignore', 'pipe', 'pipe'],
     encoding: 'utf8',
     timeout: timeoutMs,

@@ -24,8 +24,8 @@ export class TokenBook {
 
   private static entriesOf(config: Pick<HubConfig, 'collectors' | 'clients'>): { digest: Buffer; who: Principal }[] {
     return [
-      ...config.collectors.map((c) => ({ digest: digest(c.token), who: { kind: 'collector', host: c.host } as Principal })),
-      ...config.clients.map((c) => ({ digest: digest(c.token), who: { kind: 'client', name: c.name, role: c.role } as Principal })),
+      ...config.collectors.map((c) => ({ digest: digest(c.token), who: { kind: 'collector', host: c.host } satisfies Principal })),
+      ...config.clients.map((c) => ({ digest: digest(c.token), who: { kind: 'client', name: c.name, role: c.role } satisfies Principal })),
     ];
   }
 

@@ -57,7 +57,7 @@ export async function readBodyLimited(req: Request, maxBytes: number): Promise<s
   const declared = Number(req.headers.get('content-length') ?? NaN);
   if (declared > maxBytes) throw new BodyTooLarge(`body larger than ${maxBytes} bytes`);
   if (!req.body) return '';
-  const reader = req.body.getReader();
+  const reader = (req.body as ReadableStream<Uint8Array>).getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {

@@ -38,7 +38,7 @@ export function rowEntry(row: ProtocolRow): RowEntry {
 export const rowText = (e: RowEntry, stale: boolean): string => e.head + (stale ? 'true}' : 'false}');
 
 export function fleetRow(e: RowEntry, stale: boolean): FleetRow {
-  return { ...e.row, stale } as FleetRow;
+  return { ...e.row, stale };
 }
 
 /** Same text means same row: nothing a reader sees changed. */

@@ -7,8 +7,10 @@ const PREF_KEY = 'tma-fleet-alerts';
 
 export class Attention {
   constructor() {
+    /** @type {Set<string> | null} */
     this.blocked = null;
     this.on = localStorage.getItem(PREF_KEY) === 'on';
+    /** @type {AudioContext | null} */
     this.audio = null;
   }
 
@@ -41,11 +43,17 @@ export class Attention {
     return Notification.permission === 'granted' ? 'alerts on' : 'alerts on (sound only)';
   }
 
-  /** Note a new document: the title always, alerts for panes that just became blocked. */
+  /**
+   * Note a new document: the title always, alerts for panes that just became blocked.
+   * @param {import('./format.js').ShownRow[]} rows
+   * @param {number} needsCount
+   * @param {(import('./format.js').PageHost & { host: string })[]} [hosts]
+   */
   observe(rows, needsCount, hosts = []) {
     document.title = tabTitle(needsCount);
     const now = new Set(rows.filter((r) => classOf(r) === 'blocked' && !r.stale).map(rowKey));
-    const fresh = this.blocked === null ? [] : rows.filter((r) => now.has(rowKey(r)) && !this.blocked.has(rowKey(r)));
+    const before = this.blocked;
+    const fresh = before === null ? [] : rows.filter((r) => now.has(rowKey(r)) && !before.has(rowKey(r)));
     this.blocked = now;
     if (!this.on || fresh.length === 0) return;
     this.tone();

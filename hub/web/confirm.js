@@ -4,16 +4,24 @@
 
 import { ACTION_VERB, askText, classOf, rowKey } from './format.js';
 
+/** @typedef {import('./format.js').ShownRow} Row */
+
 /** A second tap of a double-tap must not land on the confirm button that just appeared under it. */
 const ARM_AFTER_MS = 400;
 
 export class Confirm {
-  /** `dialog`: the <dialog>; `onChange(open)` tells the page when order must hold. */
+  /**
+   * `dialog`: the <dialog>; `onChange(open)` tells the page when order must hold.
+   * @param {HTMLDialogElement} dialog
+   * @param {(open: boolean) => void} onChange
+   */
   constructor(dialog, onChange) {
     this.d = dialog;
     this.onChange = onChange;
+    /** @type {{ row: Row; key: string; action: string; fire: (row: Row, action: string) => void; changed: boolean } | null} */
     this.pending = null;
-    this.$ = (id) => dialog.querySelector(`#${id}`);
+    /** @param {string} id */
+    this.$ = (id) => /** @type {HTMLButtonElement} */ (dialog.querySelector(`#${id}`));
     this.$('confirm-cancel').addEventListener('click', () => this.close());
     this.$('confirm-go').addEventListener('click', () => this.go());
     dialog.addEventListener('close', () => this.finish());
@@ -23,7 +31,13 @@ export class Confirm {
     return this.pending !== null;
   }
 
-  /** Ask about `action` on `row` (of `host`) as shown; `fire(row, action)` runs on confirm. */
+  /**
+   * Ask about `action` on `row` (of `host`) as shown; `fire(row, action)` runs on confirm.
+   * @param {Row} row
+   * @param {string} action
+   * @param {(row: Row, action: string) => void} fire
+   * @param {import('./format.js').PageHost} [host]
+   */
   ask(row, action, fire, host) {
     if (this.pending) this.close();
     this.pending = { row: { ...row }, key: rowKey(row), action, fire, changed: false };
@@ -49,7 +63,10 @@ export class Confirm {
     this.onChange(true);
   }
 
-  /** Check the open dialog against the latest rows. */
+  /**
+   * Check the open dialog against the latest rows.
+   * @param {readonly Row[]} rows
+   */
   check(rows) {
     const p = this.pending;
     if (!p || p.changed) return;

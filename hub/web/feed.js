@@ -18,25 +18,41 @@ const SILENCE_MS = 20_000;
 export class Unauthorized extends Error {}
 
 /**
+ * @typedef {object} FeedCallbacks
+ * @property {(doc: import('./changes.js').MirrorDocument) => void} document
+ * @property {(m: 'live' | 'polling' | 'offline') => void} mode
+ * @property {() => void} unauthorized
+ * @property {(hubMsMinusBrowserMs: number) => void} clock
+ */
+
+/**
  * Start feeding. Callbacks: `document(doc)`, `mode('live' | 'polling' | 'offline')`,
  * `unauthorized()`, `clock(hubMsMinusBrowserMs)` from each response's Date header.
  * Returns a function that stops everything.
+ * @param {string} token
+ * @param {FeedCallbacks} on
+ * @returns {() => void}
  */
 export function startFeed(token, on) {
   let stopped = false;
   let attempt = 0;
+  /** @type {AbortController | null} */
   let streamAbort = null;
-  let pollTimer = null;
-  let retryTimer = null;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let pollTimer = undefined;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let retryTimer = undefined;
   let polling = false;
   const headers = { authorization: `Bearer ${token}` };
 
+  /** @param {Response} res */
   const noteClock = (res) => {
     const d = Date.parse(res.headers.get('date') ?? '');
     // The header has whole seconds: the hub's clock was somewhere in [d, d + 1 s).
     if (Number.isFinite(d)) on.clock(d + 500 - Date.now());
   };
 
+  /** @param {Response} res */
   const refuse = (res) => {
     if (res.status === 401 || res.status === 403) {
       stop();
@@ -53,7 +69,9 @@ export function startFeed(token, on) {
       if (refuse(res)) return;
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
       noteClock(res);
-      const doc = await res.json();
+      /** @type {unknown} */
+      const body = await res.json();
+      const doc = /** @type {import('./changes.js').MirrorDocument} */ (body);
       if (!stopped && polling) {
         on.document(doc);
         on.mode('polling');
@@ -73,7 +91,7 @@ export function startFeed(token, on) {
   function stopPolling() {
     polling = false;
     clearTimeout(pollTimer);
-    pollTimer = null;
+    pollTimer = undefined;
   }
 
   function scheduleRetry() {
@@ -87,7 +105,8 @@ export function startFeed(token, on) {
     if (stopped) return;
     const ctl = new AbortController();
     streamAbort = ctl;
-    let silence = null;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let silence = undefined;
     const arm = () => {
       clearTimeout(silence);
       silence = setTimeout(() => ctl.abort(), SILENCE_MS);
@@ -110,7 +129,7 @@ export function startFeed(token, on) {
         if (done) break;
         arm();
         for (const data of split.push(value)) {
-          const msg = JSON.parse(data);
+          const msg = /** @type {unknown} */ (JSON.parse(data));
           if (stopped) return;
           const doc = mirror.apply(msg);
           if (!doc) continue;
@@ -146,17 +165,25 @@ export function startFeed(token, on) {
   return stop;
 }
 
-/** Ask the hub who this token is. Resolves `{name, role}`; rejects `Unauthorized` on 401/403. */
+/** Ask the hub who this token is. Resolves `{name, role}`; rejects `Unauthorized` on 401/403.
+ * @param {string} token
+ * @returns {Promise<{ name: string; role: string }>}
+ */
 export async function whoami(token) {
   const res = await fetch('/v1/whoami', { headers: { authorization: `Bearer ${token}` }, cache: 'no-store' });
   if (res.status === 401 || res.status === 403) throw new Unauthorized(`HTTP ${res.status}`);
   if (!res.ok) throw new Error(`HTTP ${res.status}`);
-  return res.json();
+  /** @type {unknown} */
+  const who = await res.json();
+  return /** @type {{ name: string; role: string }} */ (who);
 }
 
 /**
  * Fire one action. Resolves the act result (whatever its outcome), or a synthetic one describing
  * why the hub did not answer with a result.
+ * @param {string} token
+ * @param {Record<string, unknown>} body
+ * @returns {Promise<Record<string, unknown>>}
  */
 export async function fireAction(token, body) {
   try {
@@ -167,9 +194,12 @@ export async function fireAction(token, body) {
       cache: 'no-store',
     });
     const text = await res.text();
+    /** @type {Record<string, unknown> | null} */
     let parsed = null;
     try {
-      parsed = JSON.parse(text);
+      /** @type {unknown} */
+      const raw = JSON.parse(text);
+      parsed = /** @type {Record<string, unknown> | null} */ (raw);
     } catch {
       parsed = null;
     }

@@ -10,14 +10,37 @@
 export const NO_FRAME_MS = 250;
 
 /**
+ * What `perFrame` uses of the window.
+ * @typedef {object} FrameEnv
+ * @property {(cb: (t: number) => void) => number} [requestAnimationFrame]
+ * @property {(id: number) => void} [cancelAnimationFrame]
+ * @property {(cb: () => void, ms: number) => unknown} setTimeout
+ * @property {(id: unknown) => void} clearTimeout
+ * @property {{ visibilityState: string; addEventListener?(type: string, cb: () => void): void; removeEventListener?(type: string, cb: () => void): void }} [document]
+ */
+
+/**
+ * @typedef {object} PerFrame
+ * @property {() => void} request
+ * @property {() => void} now
+ * @property {() => void} cancel
+ * @property {() => void} stop
+ */
+
+/**
  * Wrap `draw`. `request()` asks for a draw before the next frame (many requests, one draw);
  * `now()` draws at once if one is pending; `cancel()` forgets a pending draw (use it when drawing
  * for another reason, since that draw shows everything); `stop()` also lets go of the window.
  * `env` is the window (tests pass a fake).
+ * @param {() => void} draw
+ * @param {FrameEnv} [env]
+ * @returns {PerFrame}
  */
-export function perFrame(draw, env = globalThis) {
+export function perFrame(draw, env = /** @type {FrameEnv} */ (/** @type {unknown} */ (globalThis))) {
   let due = false;
+  /** @type {number | null} */
   let frame = null;
+  /** @type {unknown} */
   let timer = null;
 
   const clear = () => {

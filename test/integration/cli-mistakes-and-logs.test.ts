@@ -116,7 +116,7 @@ describe('user mistakes', () => {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let err = '';
-    child.stderr!.on('data', (d) => (err += d));
+    child.stderr.on('data', (d) => (err += d));
     try {
       const complete = () => err.slice(0, err.lastIndexOf('\n') + 1).split('\n').filter(Boolean);
       await waitFor(() => complete().length >= 2, 'two refused attempts logged', 15_000);
@@ -226,7 +226,7 @@ describe('logs of the long-running verbs', () => {
     );
     children.push(child);
     let err = '';
-    child.stderr!.on('data', (d) => (err += d));
+    child.stderr.on('data', (d) => (err += d));
     return { child, err: () => err };
   }
   type Rec = { level: number; msg: string; name: string; time: number };
@@ -288,7 +288,6 @@ describe('logs of the long-running verbs', () => {
       encoding: 'utf8',
       timeout: 20_000,
     });
-    // eslint-disable-next-line no-control-regex
     const text = r.stdout.replace(/\x1b\[[0-9;]*m/g, '').replace(/\r/g, '');
     const lines = text.split('\n').filter((l) => l.includes('ECONNREFUSED'));
     expect(lines.length, text).toBeGreaterThan(0);

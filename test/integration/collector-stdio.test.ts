@@ -74,7 +74,7 @@ it('exits promptly when its input ends at any moment, start-up included, or its 
     const exited = new Promise<number | null>((r) => c.on('exit', (code) => r(code)));
     await new Promise((r) => setTimeout(r, eofAfterMs));
     const t0 = Date.now();
-    c.stdin!.end();
+    c.stdin.end();
     const code = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 15_000))]);
     if (code === 'hung') c.kill('SIGKILL');
     return { eofAfterMs, code, ms: Date.now() - t0 };
@@ -82,7 +82,7 @@ it('exits promptly when its input ends at any moment, start-up included, or its 
   // A reader that goes away: the first frame written fails, and that ends the collector too.
   const closedOut = (async () => {
     const c = spawn(process.execPath, args, { env, stdio: ['pipe', 'pipe', 'ignore'] });
-    c.stdout!.destroy();
+    c.stdout.destroy();
     const exited = new Promise<number | null>((r) => c.on('exit', (code) => r(code)));
     const code = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 15_000))]);
     if (code === 'hung') c.kill('SIGKILL');

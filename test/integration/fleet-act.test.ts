@@ -248,8 +248,8 @@ describe('when the link drops mid-act', () => {
       { env: collectorEnv(dir), stdio: ['pipe', 'pipe', 'pipe'] },
     );
     children.push(child);
-    child.stderr!.on('data', (d) => (log += d));
-    const inner = stdioLink(child.stdout!, child.stdin!);
+    child.stderr.on('data', (d) => (log += d));
+    const inner = stdioLink(child.stdout, child.stdin);
     const link: FrameLink = {
       send: (t) => inner.send(t),
       onMessage: (cb) =>
@@ -264,7 +264,7 @@ describe('when the link drops mid-act', () => {
       onClose: (cb) => inner.onClose(cb),
       close: (reason) => {
         inner.close(reason);
-        child.stdin!.end();
+        child.stdin.end();
       },
     };
     hub.attachLink(link, { transport: 'ssh', host: 'laptop' });

@@ -90,7 +90,7 @@ function launchCollector(host: Host, scratch: ScratchTmux, port: number): Collec
     },
   );
   let err = '';
-  child.stderr!.on('data', (d) => (err += d));
+  child.stderr.on('data', (d) => (err += d));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   cleanups.push(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -330,8 +330,8 @@ function tmaBackground(args: string[]): Background {
   let out = '';
   let err = '';
   let done = false;
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (err += d));
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
   const result = new Promise<number>((r) =>
     child.once('close', (code, signal) => {
       done = true;

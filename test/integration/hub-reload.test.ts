@@ -39,14 +39,14 @@ afterEach(async () => {
 
 interface Proc {
   child: ChildProcess;
-  out(): string;
+  out: () => string;
 }
 
 function launch(args: string[], env: NodeJS.ProcessEnv): Proc {
   const child = spawn(process.execPath, [join(REPO, 'bin/tma.js'), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   cleanups.push(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

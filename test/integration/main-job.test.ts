@@ -45,11 +45,11 @@ it('zero-config `tma hub -L <scratch>` serves the scratch agent with the token i
   exited = new Promise((r) => child.once('exit', (code, signal) => r({ code, signal })));
   let out = '';
   let err = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (err += d));
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
 
-  await waitFor(() => /listening on http:\/\/\S+/.test(out), 'the hub printing its URL', 15_000).catch((e: Error) => {
-    throw new Error(`${e.message}\nstdout: ${out}\nstderr: ${err}`);
+  await waitFor(() => /listening on http:\/\/\S+/.test(out), 'the hub printing its URL', 15_000).catch((e: unknown) => {
+    throw new Error(`${(e as Error).message}\nstdout: ${out}\nstderr: ${err}`);
   });
   const url = out.match(/listening on (http:\/\/\S+)/)![1]!;
   expect(url).toBe(`http://127.0.0.1:${port}`);
@@ -72,13 +72,13 @@ it('zero-config `tma hub -L <scratch>` serves the scratch agent with the token i
     if (Date.now() > deadline) throw new Error(`the stand-in was never listed: ${res.status} ${JSON.stringify(doc)}\n${err}`);
     await new Promise((r) => setTimeout(r, 200));
   }
-  const row = doc!.agents.find((r) => r.pane === pane)!;
+  const row = doc.agents.find((r) => r.pane === pane)!;
   expect(row).toMatchObject({ agent: 'claude', state: 'idle', stale: false, server: expect.stringMatching(new RegExp(`/${scratch.name}$`)) });
   expect(row).not.toHaveProperty('title');
   // Only the scratch server is followed (-L), so every row is from it.
-  expect(doc!.agents.every((r) => r.server.endsWith(`/${scratch!.name}`))).toBe(true);
-  expect(doc!.hosts).toHaveLength(1);
-  expect(doc!.hosts[0]).toMatchObject({ host: row.host, transport: 'local', reachable: true, stale: false });
+  expect(doc.agents.every((r) => r.server.endsWith(`/${scratch!.name}`))).toBe(true);
+  expect(doc.hosts).toHaveLength(1);
+  expect(doc.hosts[0]).toMatchObject({ host: row.host, transport: 'local', reachable: true, stale: false });
   expect((await agents(null)).status).toBe(401);
   expect((await agents(`${token}x`)).status).toBe(401);
 

@@ -86,7 +86,8 @@ it('delivers one blocked and one resolved per episode to every sink across a hub
     const end = Date.now() + 60_000;
     let lastErr = '';
     for (;;) {
-      const up = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok).catch((e: Error & { cause?: { code?: string } }) => {
+      const up = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok).catch((err: unknown) => {
+        const e = err as Error & { cause?: { code?: string } };
         lastErr = e.cause?.code ?? e.message;
         return false;
       });

@@ -78,7 +78,7 @@ describe('tma subscribe', () => {
     const b = t.newPane();
     await t.standIn(b, 'claude', 'claude-working.txt');
     await waitFor(() => s.lines.length >= 1, 'appearance edge', 10_000);
-    sa.paint('claude-idle.txt');
+    void sa.paint('claude-idle.txt');
     await waitFor(() => s.lines.length >= 2, 'class-change edge', 10_000);
     sa.exit();
     await waitFor(() => s.lines.length >= 3, 'departure edge', 10_000);

@@ -71,13 +71,13 @@ describe('tma wait (stand-in agents)', () => {
     const w = background(['wait', '--until', 'idle', '--all', '--json']);
     await waitFor(() => stateOf(a) === 'working' && stateOf(b) === 'working', 'both stand-ins seen working');
 
-    sa.paint('claude-idle.txt');
+    void sa.paint('claude-idle.txt');
     await waitFor(() => stateOf(a) === 'idle', 'first stand-in idle', 10_000);
     // The cycle that stamped the first one idle saw the second still working.
     await sleep(1200);
     expect(w.state.settled).toBe(false);
 
-    sb.paint('claude-idle.txt');
+    void sb.paint('claude-idle.txt');
     const r = await w.result;
     expect(r.code).toBe(0);
     expect(r.stderr).toBe('');

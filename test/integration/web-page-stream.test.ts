@@ -91,7 +91,7 @@ async function countCalls(page: Page): Promise<() => Promise<{ renders: number; 
     });
   }
   return async () => {
-    const [renders, lines] = (await page.evaluate('[globalThis.__renders ?? 0, globalThis.__lines ?? 0]')) as [number, number];
+    const [renders, lines] = await page.evaluate<[number, number]>('[globalThis.__renders ?? 0, globalThis.__lines ?? 0]');
     return { renders, lines };
   };
 }

@@ -143,7 +143,6 @@ export class ScratchTmux {
 /** The last non-blank line of a fixture's screen, escapes removed: proof it was painted. */
 function lastLine(path: string): string {
   const screen = readFileSync(path, 'utf8').split('\n---\n')[1] ?? '';
-  // eslint-disable-next-line no-control-regex
   const lines = screen.replace(/\x1b\[[0-9;?]*[@-~]/g, '').split('\n').map((l) => l.trimEnd()).filter((l) => l.trim());
   return (lines[lines.length - 1] ?? '').trim();
 }

@@ -9,7 +9,7 @@ function row(): Record<string, unknown> {
     attention: false, done: false, session: 's', transcript: '/t', permission_request: null, stamped_at_ms: 5, context: 42,
     context_at_ms: null, muted: false, tokens: 10, quota: null, cost_usd: 0.5, repo: 'r', branch: 'main', worktree: false,
     pending_tool: null, pending_call: null, pending_summary: null, server: '/tmp/s', host: 'h1', prompt_id: null,
-  }) as unknown as Record<string, unknown>;
+  });
 }
 
 const delta = (upserts: unknown[], extra: Record<string, unknown> = {}) => ({

@@ -21,7 +21,7 @@ const BASE: Env = { PATH: process.env.PATH, HOME: process.env.HOME, XDG_RUNTIME_
 
 function pythonWakePath(env: Env, socket?: string, cwd = root): string {
   const r = spawnSync('/usr/bin/python3', ['-E', '-S', SEND, '--wake-path', ...(socket === undefined ? [] : [socket])], {
-    env: env as NodeJS.ProcessEnv,
+    env: env,
     cwd,
     encoding: 'utf8',
   });

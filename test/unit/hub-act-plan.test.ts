@@ -77,7 +77,7 @@ describe('routedResult', () => {
       'schema', 'action', 'pane', 'outcome', 'exit_code', 'reason', 'cached', 'host', 'server',
     ]);
     expect(routedResult({ ...answer, cached: true }, 'build1', S1).cached).toBe(true);
-    expect(routedResult({ ...answer, title: 'secret' } as typeof answer, 'build1', S1)).not.toHaveProperty('title');
+    expect(routedResult({ ...answer, title: 'secret' }, 'build1', S1)).not.toHaveProperty('title');
     expect(routedResult(answer, 'build1', S1)).not.toHaveProperty('cached');
   });
 });

@@ -137,7 +137,7 @@ describe('stream modes over the incremental store', () => {
     // Replay the stream as a page would.
     const rows = new Map<string, Record<string, unknown>>();
     const hostMap = new Map<string, unknown>();
-    const key = (x: { host: unknown; server: unknown; pane: unknown }) => `${x.host}|${x.server}|${x.pane}`;
+    const key = (x: { host: unknown; server: unknown; pane: unknown }) => `${String(x.host)}|${String(x.server)}|${String(x.pane)}`;
     for (const line of out) {
       const m = JSON.parse(line);
       if (m.type === undefined) {

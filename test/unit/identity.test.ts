@@ -30,7 +30,7 @@ function manifest(name: string, processNames: string[], titlePatterns: RegExp[] 
 // The bundled order and the identity facts that matter here.
 const claude = manifest('claude', ['claude']);
 const codex = manifest('codex', ['codex', 'codex-aarch64-a']);
-const gemini = manifest('gemini', ['node'], [/^◇  Ready /u, /^✦  Working…/u, /^✋  Action Required /u]);
+const gemini = manifest('gemini', ['node'], [/^◇ {2}Ready /u, /^✦ {2}Working…/u, /^✋ {2}Action Required /u]);
 const cursor = manifest('cursor', ['node', 'agent'], [/^Cursor Agent$/u]);
 const pi = manifest('pi', ['node', 'pi'], [/^π /u]);
 const MANIFESTS = [claude, codex, gemini, cursor, pi];

@@ -22,7 +22,7 @@ function verdict(prev: StampedState, over: Partial<Verdict> = {}): Verdict {
     state: prev.state, detail: prev.detail, winning: { source: 'capture', at: NOW, label: 'screen' },
     action: 'publish', mayOverride: false, setAttention: false, episodeReset: false,
     corroborates: false, prev, reason: 'test', ...over,
-  } as Verdict;
+  };
 }
 
 /** The cycle's own sequence: verdict → plan → projection → is there anything to write? */

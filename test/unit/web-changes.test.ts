@@ -53,7 +53,7 @@ describe('web page: changes mirror', () => {
     const m = new FleetMirror();
     m.apply(first);
     const d = m.apply(changes({ hosts: [h('0new'), h('b', false)], hosts_gone: ['a'] }));
-    expect(d!.hosts.map((x) => `${x.host}:${x.reachable}`)).toEqual(['0new:true', 'b:false']);
+    expect(d!.hosts.map((x) => `${x.host}:${String(x.reachable)}`)).toEqual(['0new:true', 'b:false']);
     expect(panes(d)).toEqual(['b/%3']);
   });
 

@@ -20,8 +20,8 @@ export interface AgentSetup {
   promptShown: RegExp;
   /** Its input box ready for a prompt. */
   readyShown: RegExp;
-  /** Extra tool-call arguments the fake server sends (Codex's escalation request). */
-  extraArgs?: Record<string, unknown>;
+  /** Start-up dialogs a person answers once (a config file cannot pre-accept them): what shows, the keys. */
+  dialogs?: { shown: RegExp; keys: string[] }[];
 }
 
 export interface AgentDirs {
@@ -107,8 +107,9 @@ export function setUpAgent(name: AgentName, d: AgentDirs): AgentSetup {
         env: { OPENAI_API_KEY: KEY },
         launch: `${agentBin('codex')}`,
         promptShown: /Would you like to run the following command\?|Allow command|Yes, proceed/,
-        readyShown: /›/,
-        extraArgs: { sandbox_permissions: 'require_escalated' },
+        readyShown: /fake-model \S+ · /,
+        // After `tma install-hooks codex`, Codex asks once to trust the new hooks.
+        dialogs: [{ shown: /Hooks need review/, keys: ['2', 'Enter'] }],
       };
     }
     case 'opencode': {

@@ -18,9 +18,12 @@ export interface ToolResult {
   output: string;
 }
 
+/** One scripted tool call: a shell command, or a named tool with its arguments as they are sent. */
+export type Step = string | { name: string; args: Record<string, unknown> };
+
 export interface FakeModelOptions {
-  /** The shell command the first turn asks to run (per call, so a script can ask twice). */
-  commands: string[];
+  /** The tool calls asked for, one per turn, in order (a script can ask twice in a row). */
+  commands: Step[];
   /** How long an answer stays unfinished, so the agent shows its working screen. */
   holdMs?: number;
   /** Extra arguments for the tool call, per API (Codex's `sandbox_permissions`, …). */
@@ -38,6 +41,8 @@ export interface FakeModels {
   requests: string[];
   /** Tool calls issued so far. */
   callsIssued: number;
+  /** Turns begun (requests that offered the shell tool): the agent is waiting on the model. */
+  turns: number;
   close(): Promise<void>;
 }
 
@@ -45,7 +50,7 @@ type Sse = (event: string | null, data: unknown) => void;
 
 export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModels> {
   const hold = opts.holdMs ?? 2500;
-  const issued = new Map<string, string>(); // call id → command
+  const issued = new Map<string, Step>(); // call id → what was asked
   const state: FakeModels = {
     url: '',
     port: 0,
@@ -53,17 +58,20 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
     toolResultSightings: 0,
     requests: [],
     callsIssued: 0,
+    turns: 0,
     close: async () => {},
   };
   const open = new Set<ServerResponse>();
 
-  const nextCall = (): { id: string; command: string } | null => {
-    const command = opts.commands[state.callsIssued];
+  const nextCall = (): { id: string; command: string; step: Step } | null => {
+    const step = opts.commands[state.callsIssued];
+    if (step === undefined) return null;
+    const command = typeof step === 'string' ? step : '';
     if (command === undefined) return null;
     state.callsIssued++;
     const id = `call_${state.callsIssued}_${Math.random().toString(36).slice(2, 8)}`;
-    issued.set(id, command);
-    return { id, command };
+    issued.set(id, step);
+    return { id, command, step };
   };
   // A result for a call we issued (or, without ids, for the tool by name): record it once.
   const sawResult = (id: string, output: unknown): void => {
@@ -73,8 +81,9 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
     state.toolResults.push({ id, output: (text ?? '').slice(0, 200) });
   };
   // Decide the turn: the call to issue, or null for the closing text.
-  const decide = (hasTools: boolean, resultIds: string[]): { id: string; command: string } | null => {
+  const decide = (hasTools: boolean, resultIds: string[]): { id: string; command: string; step: Step } | null => {
     if (!hasTools) return null;
+    state.turns++;
     // Every call issued so far has its answer: ask the next one (if any) — else text.
     const answered = [...issued.keys()].every((id) => resultIds.includes(id));
     if (!answered) return null; // a turn without the pending result (a side request): just text
@@ -229,10 +238,12 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
     const tools = (json.tools as { function?: { name?: string } }[] | undefined) ?? [];
     const bash = tools.find((t) => t.function?.name === 'bash');
     const call = decide(bash !== undefined, ids);
+    // A named step (OpenCode's `read` of a file outside the project) goes out as it is.
+    const fn = call && typeof call.step !== 'string' ? { name: call.step.name, arguments: JSON.stringify(call.step.args) } : call ? { name: 'bash', arguments: JSON.stringify({ ...argsFor(call.command), description: 'Append a line to a file' }) } : null;
     const base = { id: `chatcmpl-${Date.now()}`, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: String(json.model ?? 'fake') };
     if (json.stream !== true) {
       const message = call
-        ? { role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ ...argsFor(call.command), description: 'Append a line to a file' }) } }] }
+        ? { role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: fn }] }
         : { role: 'assistant', content: 'Done: the command ran.' };
       return sendJson(res, 200, { ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: call ? 'tool_calls' : 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
     }
@@ -240,7 +251,7 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
     sse(null, { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
     await wait(hold);
     if (call) {
-      sse(null, { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ ...argsFor(call.command), description: 'Append a line to a file' }) } }] }, finish_reason: null }] });
+      sse(null, { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: call.id, type: 'function', function: fn }] }, finish_reason: null }] });
     } else {
       sse(null, { ...base, choices: [{ index: 0, delta: { content: 'Done: the command ran.' }, finish_reason: null }] });
     }
@@ -258,7 +269,7 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
       for (const p of c.parts ?? []) {
         const fr = p.functionResponse;
         if (!fr) continue;
-        const id = fr.id && issued.has(fr.id) ? fr.id : [...issued.keys()].find((k) => issued.get(k) !== undefined && fr.name === 'run_shell_command');
+        const id = fr.id && issued.has(fr.id) ? fr.id : fr.name === 'run_shell_command' ? [...issued.keys()][0] : undefined;
         if (id) {
           ids.push(id);
           sawResult(id, fr.response);

@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// Four suites: pure unit tests, integration tests on real tmux/ssh/WebSocket/browser, and the
-// reference suite that replays captures kept outside the repository, and the real-agent suite.
+// Four suites: pure unit tests, integration tests on real tmux/ssh/WebSocket/browser, the
+// reference suite that replays captures kept outside the repository, and the real agents.
 export default defineConfig({
   test: {
     projects: [

@@ -4,7 +4,7 @@
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { agentBin } from '../../tools/agents-versions.mjs';
+import { agentBin, agentsCache } from '../../tools/agents-versions.mjs';
 
 export type AgentName = 'claude' | 'codex' | 'opencode' | 'gemini' | 'pi';
 
@@ -134,7 +134,9 @@ export function setUpAgent(name: AgentName, d: AgentDirs): AgentSetup {
       return {
         name,
         asks: true,
-        env: { OPENCODE_DISABLE_MODELS_FETCH: '1', OPENCODE_DISABLE_AUTOUPDATE: '1', OPENCODE_DISABLE_SHARE: '1' },
+        // With our plugin installed OpenCode fetches its plugin package from npm at start, into
+        // each fresh HOME: bun's download cache is shared beside the CLIs so only the first start waits.
+        env: { OPENCODE_DISABLE_MODELS_FETCH: '1', OPENCODE_DISABLE_AUTOUPDATE: '1', OPENCODE_DISABLE_SHARE: '1', BUN_INSTALL_CACHE_DIR: join(agentsCache(), 'opencode-bun-cache') },
         launch: `${agentBin('opencode')}`,
         promptShown: /Permission required|Allow once/,
         readyShown: /Ask anything|ctrl\+p/i,

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentPane, type PaneOptions } from './agent-pane.js';
 import { AgentTmux } from './agent-tmux.js';
+import { freePort } from '../support/ports.js';
 import { approve, lsLook, PROMPT, untilState, waitForScreen, type Look } from './scenario.js';
 
 const sleepUntil = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
@@ -44,13 +45,14 @@ async function drive(key: string, opts: PaneOptions, prompts: RegExp[]): Promise
       // The screen moves past this prompt before the next one is looked for.
       await waitForScreen(pane, new RegExp(`^(?![\\s\\S]*${shown.source})`), 10_000);
     }
-    await untilState(() => lsLook(pane), 'idle', 25_000);
+    await untilState(() => lsLook(pane), 'idle', 15_000);
   } catch (e) {
     run.error = (e as Error).message.slice(0, 2000);
   }
 }
 
 beforeAll(async () => {
+  const port = await freePort();
   server = new AgentTmux('ag-focus');
   server.start();
   await Promise.all([
@@ -62,6 +64,8 @@ beforeAll(async () => {
         agent: 'opencode',
         rows: 40,
         hooks: true,
+        // With --port, so its API answers (item 4 is the case without): this case is about item 5.
+        launch: (name) => `${name} --port ${port}`,
         // First a file outside the project (OpenCode asks for the directory), then the command.
         commands: (project, home) => {
           const outside = join(home, 'outside');

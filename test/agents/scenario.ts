@@ -39,6 +39,8 @@ export interface CellRecord {
   toolResults: number;
   toolResultSightings: number;
   ran: number;
+  /** The screen when the last reading was not idle (kept with TMA_AGENTS_KEEP, never printed). */
+  finalScreen?: string;
   /** Enters pressed again because the first did not submit (see AgentPane.submit). */
   enterAgain?: number;
   error?: string;
@@ -128,12 +130,12 @@ export async function runScenario(p: AgentPane, cell: Omit<CellRecord, 'toolResu
     rec.idle = await lsLook(p);
     await p.submit(PROMPT);
     // The model holds its answer (4 s): once the turn reached it, the agent is working.
-    const turn = await until(() => p.fake.turns > 0, 30_000);
+    const turn = await until(() => p.fake.turns > 0, 60_000);
     if (turn === null) throw new Error(`the prompt never reached the model:\n${p.screen()}`);
     await sleepUntil(turn + 700);
     rec.working = await lsLook(p);
     if (p.setup.asks) {
-      const painted = await waitForScreen(p, p.setup.promptShown, 45_000);
+      const painted = await waitForScreen(p, p.setup.promptShown, 30_000);
       if (painted === null) throw new Error(`the permission prompt never painted:\n${await captureAsync(p)}\nrequests: ${p.fake.requests.join(', ')}`);
       rec.paintedAt = painted;
       await sleepUntil(painted + 500);
@@ -158,7 +160,8 @@ export async function runScenario(p: AgentPane, cell: Omit<CellRecord, 'toolResu
       }
       rec.after = { ls, status: { blocked }, waitSaysBlocked: wait.code === 0, ...(hub ? { hub } : {}) };
     }
-    rec.final = await untilState(() => lsLook(p), 'idle', 25_000);
+    rec.final = await untilState(() => lsLook(p), 'idle', 15_000);
+    if (rec.final.state !== 'idle') rec.finalScreen = await captureAsync(p);
     // The agent is done: give a replayed request a moment to arrive before counting.
     await new Promise((r) => setTimeout(r, 500));
   } catch (e) {

@@ -43,6 +43,8 @@ export interface FakeModels {
   callsIssued: number;
   /** Turns begun (requests that offered the shell tool): the agent is waiting on the model. */
   turns: number;
+  /** Closing texts sent in full (a turn that offered the tool and got text: the script is done). */
+  closed: number;
   close(): Promise<void>;
 }
 
@@ -59,6 +61,7 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
     requests: [],
     callsIssued: 0,
     turns: 0,
+    closed: 0,
     close: async () => {},
   };
   const open = new Set<ServerResponse>();
@@ -80,14 +83,16 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
     const text = typeof output === 'string' ? output : JSON.stringify(output);
     state.toolResults.push({ id, output: (text ?? '').slice(0, 200) });
   };
-  // Decide the turn: the call to issue, or null for the closing text.
-  const decide = (hasTools: boolean, resultIds: string[]): { id: string; command: string; step: Step } | null => {
+  // Decide the turn: the call to issue, or null for the closing text (counted in `closed` once
+  // that answer has gone out in full).
+  const decide = (hasTools: boolean, resultIds: string[], res?: ServerResponse): { id: string; command: string; step: Step } | null => {
     if (!hasTools) return null;
     state.turns++;
     // Every call issued so far has its answer: ask the next one (if any) — else text.
     const answered = [...issued.keys()].every((id) => resultIds.includes(id));
-    if (!answered) return null; // a turn without the pending result (a side request): just text
-    return nextCall();
+    const call = answered ? nextCall() : null; // without the pending result (a side request): text
+    if (!call && res) res.once('finish', () => state.closed++);
+    return call;
   };
 
   const server: Server = createServer((req, res) => {
@@ -156,7 +161,7 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
       }
     }
     const tools = (json.tools as { name: string }[] | undefined) ?? [];
-    const call = decide(tools.some((t) => t.name === 'Bash'), ids);
+    const call = decide(tools.some((t) => t.name === 'Bash'), ids, res);
     const message = { id: `msg_${Date.now()}`, type: 'message', role: 'assistant', model: String(json.model ?? 'fake'), content: [] as unknown[], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } };
     const blockFor = () =>
       call
@@ -195,7 +200,7 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
     const tools = (json.tools as { name?: string; type?: string; parameters?: { properties?: Record<string, unknown> } }[] | undefined) ?? [];
     // Codex names its shell tool by version; take the one it offers and fill the argument it names.
     const shell = tools.find((t) => t.name === 'shell' || t.name === 'exec_command' || t.name === 'shell_command');
-    const call = decide(shell !== undefined, ids);
+    const call = decide(shell !== undefined, ids, res);
     const rid = `resp_${Date.now()}`;
     const sse = sseStart(res);
     sse('response.created', { type: 'response.created', response: { id: rid, object: 'response', status: 'in_progress', output: [] } });
@@ -237,7 +242,7 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
     }
     const tools = (json.tools as { function?: { name?: string } }[] | undefined) ?? [];
     const bash = tools.find((t) => t.function?.name === 'bash');
-    const call = decide(bash !== undefined, ids);
+    const call = decide(bash !== undefined, ids, res);
     // A named step (OpenCode's `read` of a file outside the project) goes out as it is.
     const fn = call && typeof call.step !== 'string' ? { name: call.step.name, arguments: JSON.stringify(call.step.args) } : call ? { name: 'bash', arguments: JSON.stringify({ ...argsFor(call.command), description: 'Append a line to a file' }) } : null;
     const base = { id: `chatcmpl-${Date.now()}`, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: String(json.model ?? 'fake') };
@@ -278,7 +283,7 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
     }
     const tools = (json.tools as { functionDeclarations?: { name?: string }[] }[] | undefined) ?? [];
     const hasShell = tools.some((t) => (t.functionDeclarations ?? []).some((f) => f.name === 'run_shell_command'));
-    const call = decide(hasShell, ids);
+    const call = decide(hasShell, ids, res);
     const usageMetadata = { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 };
     const parts = call
       ? [{ functionCall: { id: call.id, name: 'run_shell_command', args: { ...argsFor(call.command), description: 'Append a line to a file' } } }]

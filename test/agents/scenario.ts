@@ -160,7 +160,17 @@ export async function runScenario(p: AgentPane, cell: Omit<CellRecord, 'toolResu
       }
       rec.after = { ls, status: { blocked }, waitSaysBlocked: wait.code === 0, ...(hub ? { hub } : {}) };
     }
-    rec.final = await untilState(() => lsLook(p), 'idle', 15_000);
+    // Idle is judged once the model's closing text has gone out (not before: an early "idle"
+    // would also count the tool results too soon), with a second for the agent to draw it.
+    // An approve that was refused leaves the prompt up: nothing more will happen, one reading.
+    if (p.setup.asks && rec.approve?.outcome !== 'sent') {
+      rec.final = await lsLook(p);
+      throw new Error(`the approve was not sent: ${rec.approve?.raw}`);
+    }
+    const closed = await until(() => p.fake.closed > 0, 30_000);
+    if (closed === null) throw new Error(`the model's closing text was never asked for (requests: ${p.fake.requests.join(', ')})`);
+    await sleepUntil(closed + 1000);
+    rec.final = await untilState(() => lsLook(p), 'idle', 10_000);
     if (rec.final.state !== 'idle') rec.finalScreen = await captureAsync(p);
     // The agent is done: give a replayed request a moment to arrive before counting.
     await new Promise((r) => setTimeout(r, 500));

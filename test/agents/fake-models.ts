@@ -43,6 +43,8 @@ export interface FakeModels {
   callsIssued: number;
   /** Turns begun (requests that offered the shell tool): the agent is waiting on the model. */
   turns: number;
+  /** When the first turn began (ms since the epoch), 0 before. */
+  firstTurnAt: number;
   /** Closing texts sent in full (a turn that offered the tool and got text: the script is done). */
   closed: number;
   close(): Promise<void>;
@@ -61,6 +63,7 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
     requests: [],
     callsIssued: 0,
     turns: 0,
+    firstTurnAt: 0,
     closed: 0,
     close: async () => {},
   };
@@ -87,7 +90,7 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
   // that answer has gone out in full).
   const decide = (hasTools: boolean, resultIds: string[], res?: ServerResponse): { id: string; command: string; step: Step } | null => {
     if (!hasTools) return null;
-    state.turns++;
+    if (state.turns++ === 0) state.firstTurnAt = Date.now();
     // Every call issued so far has its answer: ask the next one (if any) — else text.
     const answered = [...issued.keys()].every((id) => resultIds.includes(id));
     const call = answered ? nextCall() : null; // without the pending result (a side request): text

@@ -13,7 +13,7 @@ const short = (s: string | undefined) => s ?? '·';
 
 /** The table: one line per cell, the verdict at each phase and what the fake server received. */
 export function table(cells: CellRecord[]): string {
-  const head = ['agent', 'hooks', 'rows', 'collector', 'approve', 'idle', 'working', 'blocked', '+1s', 'final', 'results', 'ran', 'approve outcome', 'ls@+0.5s ms', 'summary'];
+  const head = ['agent', 'hooks', 'rows', 'collector', 'approve', 'idle', 'working', 'blocked', '+1s', 'final', 'results', 'ran', 'approve outcome', 'ls@+0.5s ms', 'summary', 'notes'];
   const rows = cells.map((c) => {
     // How long the reading begun 0.5 s after the paint took: a slow machine shows here.
     const lat = c.blocked ? String(c.blocked.end - c.blocked.at) : '·';
@@ -23,6 +23,7 @@ export function table(cells: CellRecord[]): string {
       short(c.idle?.state), short(c.working?.state), short(c.blocked?.state), short(after), short(c.final?.state),
       String(c.toolResults), String(c.ran), c.approve ? `${c.approve.outcome}${c.approve.reason ? `/${c.approve.reason}` : ''}` : '·', lat,
       (c.via === 'hub' ? c.hubBlocked?.pending_summary : c.blocked?.pending_summary)?.slice(0, 40) ?? (c.blocked ? 'null' : '·'),
+      [c.enterAgain ? `enter pressed ${c.enterAgain + 1}×` : '', c.error ? c.error.split('\n')[0]!.slice(0, 50) : ''].filter(Boolean).join('; ') || '·',
     ];
   });
   const width = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));

@@ -130,9 +130,8 @@ export async function runScenario(p: AgentPane, cell: Omit<CellRecord, 'toolResu
     rec.idle = await lsLook(p);
     await p.submit(PROMPT);
     // The model holds its answer (4 s): once the turn reached it, the agent is working.
-    const turn = await until(() => p.fake.turns > 0, 60_000);
-    if (turn === null) throw new Error(`the prompt never reached the model:\n${p.screen()}`);
-    await sleepUntil(turn + 700);
+    if ((await until(() => p.fake.turns > 0, 60_000)) === null) throw new Error(`the prompt never reached the model:\n${p.screen()}`);
+    await sleepUntil(p.fake.firstTurnAt + 700);
     rec.working = await lsLook(p);
     if (p.setup.asks) {
       const painted = await waitForScreen(p, p.setup.promptShown, 30_000);

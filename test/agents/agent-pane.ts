@@ -119,13 +119,14 @@ export class AgentPane {
       await new Promise((r) => setTimeout(r, 25));
     }
     await new Promise((r) => setTimeout(r, 500));
+    const asked = this.fake.requests.length;
     this.tmux.tmux('send-keys', '-t', this.pane, 'Enter');
     // Codex sometimes takes that Enter as part of the typed text: a person presses it again when
-    // the prompt is still in the box (counted, and shown in the table).
+    // nothing happened — no request at all reached the model (counted, and shown in the table).
     for (let i = 0; i < 2; i++) {
       const end = Date.now() + 4000;
-      while (Date.now() < end && this.fake.turns === 0) await new Promise((r) => setTimeout(r, 100));
-      if (this.fake.turns > 0 || !this.screen().includes(text)) return;
+      while (Date.now() < end && this.fake.requests.length === asked) await new Promise((r) => setTimeout(r, 100));
+      if (this.fake.requests.length > asked || !this.screen().includes(text)) return;
       this.enterAgain++;
       this.tmux.tmux('send-keys', '-t', this.pane, 'Enter');
     }

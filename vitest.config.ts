@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// Three suites: pure unit tests, integration tests on real tmux/ssh/WebSocket/browser, and the
-// reference suite that replays captures kept outside the repository.
+// Four suites: pure unit tests, integration tests on real tmux/ssh/WebSocket/browser, the
+// reference suite that replays captures kept outside the repository, and the real agents.
 export default defineConfig({
   test: {
     projects: [
@@ -16,6 +16,18 @@ export default defineConfig({
         },
       },
       { test: { name: 'reference', include: ['test/reference/**/*.test.ts'] } },
+      // The real agents (installed by tools/agents-install.mjs) in real panes against our fake
+      // model servers: slow, so only `npm run test:agents` runs it.
+      {
+        test: {
+          name: 'agents',
+          include: ['test/agents/**/*.test.ts'],
+          globalSetup: ['test/agents/global-setup.ts'],
+          testTimeout: 240_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

@@ -1,0 +1,168 @@
+// One real agent in one real tmux pane: its own temp HOME/XDG dirs, its own fake model server,
+// a session of the requested size on a scratch tmux server, the agent started by typing its name
+// at the shell prompt and the prompt typed with send-keys, as a person would.
+
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { agentBin } from '../../tools/agents-versions.mjs';
+import { tma, waitFor, type CliResult } from '../support/scratch-tmux.js';
+import type { AgentTmux } from './agent-tmux.js';
+import { homeEnv, setUpAgent, type AgentName, type AgentSetup } from './agents.js';
+import { reap } from './reap.js';
+import { startFakeModels, type FakeModels, type Step } from './fake-models.js';
+
+export interface PaneOptions {
+  agent: AgentName;
+  rows: number;
+  cols?: number;
+  hooks: boolean;
+  /** The shell commands the model asks to run, in order (default: one append to `ran.txt`). */
+  commands?: (project: string, home: string) => Step[];
+  /** What is typed at the shell to start the agent (default: its name). */
+  launch?: (name: string) => string;
+  /** How long each model answer stays unfinished. */
+  holdMs?: number;
+}
+
+let seq = 0;
+
+export class AgentPane {
+  readonly dir: string;
+  readonly home: string;
+  readonly project: string;
+  readonly ranFile: string;
+  pane = '';
+  session = '';
+  setup!: AgentSetup;
+  fake!: FakeModels;
+  hooksOutput = '';
+
+  constructor(
+    readonly tmux: AgentTmux,
+    readonly opts: PaneOptions,
+  ) {
+    this.dir = mkdtempSync(join(tmpdir(), `tma-agent-${opts.agent}-`));
+    this.home = join(this.dir, 'home');
+    this.project = join(this.dir, 'project');
+    mkdirSync(this.home, { recursive: true });
+    mkdirSync(this.project, { recursive: true });
+    this.ranFile = join(this.project, 'ran.txt');
+  }
+
+  /** What a tma call made for this pane's person carries: their HOME, the server's socket dir. */
+  get env(): Record<string, string> {
+    return { ...homeEnv(this.home), ...this.tmux.env };
+  }
+
+  /** Server, config, hooks, pane; the agent started and its input ready. */
+  async start(): Promise<void> {
+    const o = this.opts;
+    const commands = o.commands?.(this.project, this.home) ?? [`echo ran >> ${this.ranFile}`];
+    this.fake = await startFakeModels({ commands, holdMs: o.holdMs ?? 4000, extraArgs: setUpAgentArgs(o.agent) });
+    this.setup = setUpAgent(o.agent, { home: this.home, project: this.project, url: this.fake.url });
+    if (o.hooks) {
+      const r = await tma(['-L', this.tmux.name, 'install-hooks', o.agent, '--yes'], { env: this.env, timeoutMs: 30_000 });
+      this.hooksOutput = r.stdout + r.stderr;
+      if (r.code !== 0) throw new Error(`install-hooks ${o.agent} failed (${r.code}): ${r.stderr}${r.stdout}`);
+    }
+    this.session = `${o.agent}-${o.hooks ? 'h' : 'n'}-${o.rows}-${seq++}`;
+    const env = { ...homeEnv(this.home), ...this.setup.env, PATH: `${dirname(agentBin(o.agent))}:${process.env.PATH ?? ''}`, TERM: 'xterm-256color', COLORTERM: 'truecolor', LANG: 'C.UTF-8' };
+    // Through env(1), not new-session -e: tmux 3.3a gives a new session the client's PATH.
+    const assigns = Object.entries(env).map(([k, v]) => `${k}=${shq(v)}`).join(' ');
+    this.tmux.tmux('new-session', '-d', '-s', this.session, '-x', String(o.cols ?? 120), '-y', String(o.rows), '-c', this.project, `env ${assigns} bash --rcfile ${join(this.tmux.dir, 'rc')} --noprofile -i`);
+    this.pane = this.tmux.tmux('display-message', '-p', '-t', this.session, '#{pane_id}').trim();
+    await waitFor(() => this.screen().includes('$'), `the shell prompt in ${this.pane}`);
+    const typed = o.launch ? o.launch(this.setup.name) : this.setup.name;
+    this.type(typed);
+    this.tmux.tmux('send-keys', '-t', this.pane, 'Enter');
+    // Ready: its input box shows and the screen has held still for a second (Gemini paints its
+    // box before it listens; an Enter typed then is lost).
+    let last = '';
+    let still = Date.now();
+    await waitFor(
+      () => {
+        const s = this.screen();
+        const dialog = this.setup.dialogs?.find((d) => d.shown.test(s) && !this.answered.includes(d.shown.source));
+        if (dialog) {
+          this.answered.push(dialog.shown.source);
+          for (const k of dialog.keys) this.tmux.tmux('send-keys', '-t', this.pane, k);
+        }
+        if (s !== last) {
+          last = s;
+          still = Date.now();
+        }
+        return this.setup.readyShown.test(s) && Date.now() - still >= 1000;
+      },
+      `${o.agent} ready in ${this.pane}`,
+      90_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}\n--- screen ---\n${this.screen()}\n--- requests ---\n${this.fake.requests.join('\n')}`);
+    });
+  }
+
+  /** Type text as a person would: the characters, then (separately) Enter. */
+  type(text: string): void {
+    this.tmux.tmux('send-keys', '-t', this.pane, '-l', text);
+  }
+
+  /** Start-up dialogs answered (their patterns), for the report. */
+  answered: string[] = [];
+  /** Enters pressed again because the first one did not submit the prompt. */
+  enterAgain = 0;
+
+  /** Type a prompt key by key at a person's pace, then Enter. Codex and Gemini take a fast burst
+   * of characters for a paste and an Enter right after it for a newline inside that paste. */
+  async submit(text: string): Promise<void> {
+    for (const ch of text) {
+      this.type(ch);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    const asked = this.fake.requests.length;
+    this.tmux.tmux('send-keys', '-t', this.pane, 'Enter');
+    // Codex sometimes takes that Enter as part of the typed text: a person presses it again when
+    // nothing happened — no request at all reached the model (counted, and shown in the table).
+    for (let i = 0; i < 2; i++) {
+      const end = Date.now() + 4000;
+      while (Date.now() < end && this.fake.requests.length === asked) await new Promise((r) => setTimeout(r, 100));
+      if (this.fake.requests.length > asked || !this.screen().includes(text)) return;
+      this.enterAgain++;
+      this.tmux.tmux('send-keys', '-t', this.pane, 'Enter');
+    }
+  }
+
+  screen(): string {
+    try {
+      return this.tmux.tmux('capture-pane', '-p', '-t', this.pane);
+    } catch {
+      return '';
+    }
+  }
+
+  /** Lines the approved command appended: the agent's side effect, counted on disk. */
+  ranCount(): number {
+    return existsSync(this.ranFile) ? readFileSync(this.ranFile, 'utf8').split('\n').filter(Boolean).length : 0;
+  }
+
+  run(args: string[], extraEnv: Record<string, string> = {}): Promise<CliResult> {
+    return tma(['-L', this.tmux.name, ...args], { env: { ...this.env, ...extraEnv }, timeoutMs: 20_000 });
+  }
+
+  /** End the agent and everything it started (the pane's shell included), then its files. */
+  async close(): Promise<void> {
+    this.left = await reap(this.home);
+    await this.fake?.close();
+    rmSync(this.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+  }
+
+  /** Pids that were still running when close() began (the agent, its helpers). */
+  left: number[] = [];
+}
+
+const shq = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
+
+// Codex asks only for a command that wants out of its sandbox.
+function setUpAgentArgs(agent: AgentName): Record<string, unknown> | undefined {
+  return agent === 'codex' ? { sandbox_permissions: 'require_escalated' } : undefined;
+}

@@ -1,0 +1,1 @@
+export function installAgents(names?: string[]): { ms: number; fresh: number; text: string };

@@ -25,6 +25,8 @@ const missing = [
   ['python3', executable('/usr/bin/python3')],
   ['openssh-server', executable('/usr/sbin/sshd') && onPath('ssh-keygen')],
   ['chromium', executable('/usr/bin/chromium')],
+  ['faketime', onPath('faketime')],
+  ['prometheus', onPath('promtool')],
 ].filter(([, ok]) => !ok).map(([pkg]) => pkg);
 
 if (missing.length) {

@@ -92,9 +92,9 @@ async function flood(): Promise<void> {
         lat.push(ok ? performance.now() - t : 1e9); await new Promise((r) => setTimeout(r, 20)); }
         process.stdout.write(JSON.stringify(lat)); process.exit(0); })();`], { stdio: ['pipe', 'pipe', 'inherit'] });
     let probeOut = '';
-    prober.stdout!.on('data', (d) => (probeOut += d));
+    prober.stdout.on('data', (d) => (probeOut += d));
     const probe = new Promise<void>((ok) => prober.on('exit', () => ok()));
-    const stopProbe = () => prober.stdin!.end('stop');
+    const stopProbe = () => prober.stdin.end('stop');
     await sleep(300);
     const N = 5000;
     const t0 = performance.now();

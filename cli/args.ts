@@ -55,6 +55,7 @@ export const GLOBAL_FLAGS = {
 export type GlobalOptions = Options<typeof GLOBAL_FLAGS>;
 
 /** No flags: a function that reads only the globals takes any verb's Parsed. */
+// eslint-disable-next-line @typescript-eslint/no-generated-empty-object-type -- the empty options type is the point: every verb's opts fit it
 export type NoFlags = Readonly<Record<never, Flag>>;
 
 export interface Parsed<F extends Flags = NoFlags> {

@@ -60,7 +60,7 @@ export async function run(argv: string[], handoff: Handoff = {}, table: VerbTabl
     return 2;
   }
   const fleet = (parsed.globals.hub !== undefined || process.env.TMA_HUB) && entry.fleet !== undefined;
-  const main: VerbMain = await (fleet ? entry.fleet! : entry.load)();
+  const main: VerbMain = await (fleet ? entry.fleet : entry.load)();
   try {
     // A socket path of some host's tmux server only means something to a hub.
     if (!fleet && verb === 'act' && parsed.opts.server !== undefined) throw new UsageError('--server needs --hub');

@@ -176,7 +176,9 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
       closeHostLinks: (host, reason) => sessions.closeTokenLinks(host, reason),
       declareHost: (host, transport) => store.declare(host, transport),
       // A reload still settling when the hub closes must not start a dialer nobody stops.
-      dialSsh: (target) => void (closed === null && ssh.dial(target)),
+      dialSsh: (target) => {
+        if (closed === null) ssh.dial(target);
+      },
       stopSsh: (name, reason) => ssh.stop(name, reason),
       setSinks: (sinks) => notifier.setSinks(sinks),
     }, next),

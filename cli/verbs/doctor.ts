@@ -83,7 +83,7 @@ export async function main(p: Parsed<typeof DOCTOR>): Promise<number> {
       const reaches = await Promise.all(
         agents.map((x) => {
           const name = x.identity?.kind === 'agent' ? x.identity.manifest.name : (x.rec.options['@agent_name'] ?? '');
-          if (!actions.ok || name === '') return null;
+          if (!actions.ok || name === '') return Promise.resolve(null);
           return approveReach(actions.actions, name, x.rec.options['@agent_api_endpoint'] ?? null, local.config.apiBase);
         }),
       );

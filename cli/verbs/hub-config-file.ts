@@ -111,7 +111,7 @@ export function writeConfigAtomically(configPath: string, text: string): void {
 export function listedTokenFile(configPath: string, text: string, kind: 'collector' | 'client', name: string): string | null {
   let raw: Record<string, unknown>;
   try {
-    raw = parseToml(text) as Record<string, unknown>;
+    raw = parseToml(text);
   } catch {
     return null;
   }

@@ -303,7 +303,7 @@ async function fireLocked(o: FireOptions): Promise<ActResult> {
       const answered = formatAnswered({ promptId: g.promptId ?? null, at: answeredAt, nonce });
       const mark: string[] = ['set-option', '-p', '-t', pane, ANSWERED_KEY, answered];
       const since = g.stamp?.since ?? 0;
-      const remember = () => recordAnswer(stateDir, socket, pane, { promptId: g!.promptId ?? null, at: answeredAt, since }, o.onNote);
+      const remember = () => recordAnswer(stateDir, socket, pane, { promptId: g.promptId ?? null, at: answeredAt, since }, o.onNote);
       if (api !== null) {
         const ep = endpointFor(g.apiEndpoint, g.agent, o.apiBase ?? {})!;
         const end = await replyPermission(ep, g.permissionRequest!, api.reply, action.timeoutMs);

@@ -115,7 +115,8 @@ function notifySettings(n: RawConfig['notify']): NotifySettings {
 function legacyAgentsProblem(agents: unknown): string {
   const moves: string[] = [];
   let other = false;
-  for (const [name, table] of Object.entries(agents !== null && typeof agents === 'object' ? agents : {})) {
+  const tables: [string, unknown][] = Object.entries(agents !== null && typeof agents === 'object' ? agents : {});
+  for (const [name, table] of tables) {
     const keys = table !== null && typeof table === 'object' ? Object.keys(table) : [];
     if (keys.includes('api_base')) moves.push(`move agents.${name}.api_base to [api.${name}] api_base`);
     if (keys.length === 0 || keys.some((k) => k !== 'api_base')) other = true;
@@ -133,7 +134,7 @@ export function parseConfig(path: string, text: string): Config {
   }
   // The reference's earliest configs listed agents under one [agents] table.
   if (raw !== null && typeof raw === 'object' && 'agents' in raw) {
-    throw new ConfigError(`${path}: agents: ${legacyAgentsProblem((raw as { agents: unknown }).agents)}`);
+    throw new ConfigError(`${path}: agents: ${legacyAgentsProblem(raw.agents)}`);
   }
   const r = configSchema.safeParse(raw);
   if (!r.success) {

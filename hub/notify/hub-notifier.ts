@@ -265,7 +265,7 @@ export class HubNotifier {
         this.accepted++;
         for (const s of targets) this.queues.get(s.name)?.push(n);
       },
-      (e: Error) => {
+      (e: unknown) => {
         this.accepting.delete(id);
         throw e;
       },
@@ -281,16 +281,16 @@ export class HubNotifier {
 
   /** A message was formed: its id and events go to the journal before it is sent. */
   formed(sink: string, delivery: string, events: HubNotification[]): Promise<void> {
-    return this.journal.batch(sink, delivery, events.map((e) => e.id)).catch((e: Error) => {
+    return this.journal.batch(sink, delivery, events.map((e) => e.id)).catch((e: unknown) => {
       // Sending anyway beats holding every notification back on a journal that cannot write.
-      this.log.error({ err: e.message }, 'notification journal write failed');
+      this.log.error({ err: (e as Error).message }, 'notification journal write failed');
     });
   }
 
   /** A message reached its end with a sink: one journal line for every event it carried. */
   finished(sink: string, b: Batch & { attempts: number }, state: 'sent' | 'failed', error: string | null): void {
-    this.journal.done(sink, b.id, b.events.map((e) => e.id), state, b.attempts, error, this.clock()).catch((e: Error) => {
-      this.log.error({ err: e.message }, 'notification journal write failed');
+    this.journal.done(sink, b.id, b.events.map((e) => e.id), state, b.attempts, error, this.clock()).catch((e: unknown) => {
+      this.log.error({ err: (e as Error).message }, 'notification journal write failed');
     });
   }
 
@@ -318,8 +318,8 @@ export class HubNotifier {
   /** Record a delivery step; only steps that change what a restart would do are journaled. */
   note(id: string, sink: string, state: 'pending' | 'sent' | 'failed', attempts: number, error: string | null, durable: boolean): void {
     if (durable) {
-      this.journal.mark(id, sink, state, attempts, error, this.clock()).catch((e: Error) => {
-        this.log.error({ err: e.message }, 'notification journal write failed');
+      this.journal.mark(id, sink, state, attempts, error, this.clock()).catch((e: unknown) => {
+        this.log.error({ err: (e as Error).message }, 'notification journal write failed');
       });
       return;
     }

@@ -158,7 +158,7 @@ export class NotifyJournal {
     const e = this.apply(line)!;
     return this.append(line, true).then(
       () => e,
-      (err: Error) => {
+      (err: unknown) => {
         if (this.entries.get(n.id) === e) this.forget(n.id);
         throw err;
       },

@@ -37,8 +37,8 @@ function launch(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; 
   const child = spawn(process.execPath, [join(REPO, 'bin/tma.js'), ...args], { env: { ...process.env, TMUX: '', TMUX_PANE: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
   return { child, out: () => out };
 }
 

@@ -46,8 +46,8 @@ it('after a clock an hour ahead steps back, a new blocked episode is published a
   child.stderr!.on('data', (d) => (output += d));
   const state = () => s.option(a, '@agent_state');
   const blockedFires = () => lines(log).filter((l) => l.pane === a && l.state === 'blocked').length;
-  await waitFor(() => state() === 'idle', 'the idle stamp', 30_000).catch((e: Error) => {
-    throw new Error(`${e.message}; hub output: ${output.slice(-2000)}`);
+  await waitFor(() => state() === 'idle', 'the idle stamp', 30_000).catch((e: unknown) => {
+    throw new Error(`${(e as Error).message}; hub output: ${output.slice(-2000)}`);
   });
 
   // An hour ahead: the pane blocks (and rings, its marker an hour ahead), then goes idle again.
@@ -63,8 +63,8 @@ it('after a clock an hour ahead steps back, a new blocked episode is published a
   await sleep(1500);
   const painted = Date.now();
   await agent.paint('claude-permission-dialog.txt');
-  await waitFor(() => state() === 'blocked', 'blocked published', 30_000).catch((e: Error) => {
-    throw new Error(`${e.message}; now ${Date.now()}; pane: ${s.tmux('show-options', '-p', '-t', a)}; hub output: ${output.slice(-3000)}`);
+  await waitFor(() => state() === 'blocked', 'blocked published', 30_000).catch((e: unknown) => {
+    throw new Error(`${(e as Error).message}; now ${Date.now()}; pane: ${s.tmux('show-options', '-p', '-t', a)}; hub output: ${output.slice(-3000)}`);
   });
   const publishedMs = Date.now() - painted;
   await waitFor(() => blockedFires() === 2, 'the new episode rings', 10_000);

@@ -20,8 +20,8 @@ export async function startHubProcess(dir: string, port: number, tomlBody: strin
   const env = { ...process.env, XDG_STATE_HOME: join(dir, 'hub-state'), XDG_CONFIG_HOME: join(dir, 'hub-cfg') };
   const child = spawn(process.execPath, [join(REPO, 'bin/tma.js'), 'hub', '--no-local', '--config', join(dir, 'hub.toml')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
   const url = `http://127.0.0.1:${port}`;
   const end = Date.now() + 60_000;
   for (;;) {

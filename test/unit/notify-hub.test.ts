@@ -61,9 +61,10 @@ describe('journal', () => {
     const path = join(dir, 'j.jsonl');
     const j = new NotifyJournal(path);
     const n = (id: string): HubNotification => ({ ...ev(), id, host: 'h', received_ms: 1 });
-    j.accept(n('a'), ['s1', 's2']);
-    j.mark('a', 's1', 'sent', 1, null, 5);
-    j.accept(n('b'), ['s1']);
+    // Not awaited: close() must write what is still queued.
+    void j.accept(n('a'), ['s1', 's2']);
+    void j.mark('a', 's1', 'sent', 1, null, 5);
+    void j.accept(n('b'), ['s1']);
     j.close();
     appendFileSync(path, '{"op":"sink","id":"b","si');
     const k = new NotifyJournal(path);
@@ -80,9 +81,10 @@ describe('journal', () => {
   it('forgets the oldest finished entries past its size, never unfinished ones', () => {
     const j = new NotifyJournal(null, 2);
     const n = (id: string): HubNotification => ({ ...ev(), id, host: 'h', received_ms: 1 });
-    j.accept(n('a'), ['s']);
-    j.accept(n('b'), []);
-    j.accept(n('c'), []);
+    // The entry is held at once; without a file there is nothing to wait for.
+    void j.accept(n('a'), ['s']);
+    void j.accept(n('b'), []);
+    void j.accept(n('c'), []);
     expect([j.has('a'), j.has('b'), j.has('c')]).toEqual([true, false, true]);
   });
 });
@@ -120,10 +122,11 @@ describe('delivery rules', () => {
     const until = async (cond: () => boolean) => {
       for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
     };
-    hub.receive('h', ev({ pane: '%1' }));
+    // Received as a link would, not awaited: the test waits on what the sink is sent.
+    void hub.receive('h', ev({ pane: '%1' }));
     await until(() => calls.length >= 1);
-    hub.receive('h', ev({ pane: '%2' }));
-    hub.receive('h', ev({ pane: '%2' }));
+    void hub.receive('h', ev({ pane: '%2' }));
+    void hub.receive('h', ev({ pane: '%2' }));
     await until(() => calls.some((c) => c.includes('%2')));
     fail = false;
     await until(() => hub.metricsText().includes('sent_total{sink="s"} 2'));

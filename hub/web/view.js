@@ -21,8 +21,8 @@ import { OrderKeeper } from './order.js';
  * @typedef {{ agents: Row[]; hosts: Host[] }} FleetDoc
  */
 /**
- * The act result's fields the page shows.
- * @typedef {{ outcome: string; reason?: string | null; exit_code: number }} ActResult
+ * The act result's fields the page shows; a request the hub did not answer has no exit code.
+ * @typedef {{ outcome: string; reason?: string | null; exit_code?: number }} ActResult
  */
 /**
  * One act this page sent, by rowKey: in flight (`pending`) or answered, and what the row showed

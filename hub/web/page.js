@@ -11,12 +11,22 @@ import { Confirm } from './confirm.js';
 import { Attention } from './attention.js';
 import { perFrame } from './frame.js';
 
+/** @typedef {import('./view.js').Row} Row */
+/** @typedef {import('./view.js').FleetDoc} FleetDoc */
+/** @typedef {import('./view.js').Act} Act */
+/** @typedef {import('./view.js').ActResult} ActResult */
+
 const TOKEN_KEY = 'tma-fleet-token';
+/** @type {Record<string, string>} */
 const MODE_TEXT = { live: 'live', polling: 'stream down — polling', offline: 'hub unreachable — retrying' };
 /** An answer stays on its row this long. */
 const OUTCOME_MS = 60_000;
 
-const $ = (id) => document.getElementById(id);
+/**
+ * One of the page's own elements: every id asked for is in index.html.
+ * @param {string} id
+ */
+const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 
 function tokenFromFragment() {
   const params = new URLSearchParams(location.hash.slice(1));
@@ -26,26 +36,35 @@ function tokenFromFragment() {
   if (token) localStorage.setItem(TOKEN_KEY, token);
 }
 
+/** @type {(() => void) | null} */
 let stopFeed = null;
+/** @type {number | null} */
 let ticker = null;
 let filters = parseFilters(location.search);
 const attention = new Attention();
 
+/** @param {string} [message] */
 function showLogin(message) {
   stopFeed?.();
   stopFeed = null;
-  clearInterval(ticker);
+  // Before the first sign-in there is no ticker: clearing null is a no-op.
+  clearInterval(/** @type {number | undefined} */ (ticker));
   $('fleet').hidden = true;
   $('bar').hidden = true;
   $('counts').hidden = true;
   $('login').hidden = false;
   $('login-error').textContent = message ?? '';
-  $('token-input').value = '';
+  /** @type {HTMLInputElement} */ ($('token-input')).value = '';
   document.title = 'tma fleet';
   $('token-input').focus();
 }
 
-/** Keep a select's options to `values` (plus "all"), without disturbing the one in use. */
+/**
+ * Keep a select's options to `values` (plus "all"), without disturbing the one in use.
+ * @param {HTMLSelectElement} select
+ * @param {readonly string[]} values
+ * @param {readonly string[]} chosen
+ */
 function fillSelect(select, values, chosen) {
   const want = ['', ...[...new Set([...values, ...chosen])].sort()];
   const have = [...select.options].map((o) => o.value);
@@ -62,7 +81,9 @@ function fillSelect(select, values, chosen) {
   select.value = chosen[0] ?? '';
 }
 
+/** @param {string} token */
 async function open(token) {
+  /** @type {{ name: string; role: string }} */
   let me;
   try {
     me = await whoami(token);
@@ -83,16 +104,24 @@ async function open(token) {
   document.body.dataset.role = me.role;
 
   let skewMs = 0;
+  /** @type {FleetDoc | null} */
   let last = null;
+  /** @type {Map<string, Act>} */
   const acts = new Map();
   const hold = new Hold(3000);
+  /** @type {number | null} */
   let settleTimer = null;
 
-  const confirm = new Confirm($('confirm'), (isOpen) => {
+  const confirm = new Confirm(/** @type {HTMLDialogElement} */ ($('confirm')), (isOpen) => {
     hold.set('confirm', isOpen, performance.now());
     draw();
   });
 
+  /**
+   * @param {Row} row
+   * @param {string} action
+   * @param {string[]} offered
+   */
   async function fire(row, action, offered) {
     const key = rowKey(row);
     const slot = newSlot();
@@ -101,12 +130,13 @@ async function open(token) {
     hold.set(`act:${slot}`, true, performance.now());
     draw();
     // The binders: the host refuses if the prompt the person saw is no longer the one on screen.
+    /** @type {Record<string, unknown>} */
     const body = { host: row.host, pane: row.pane, action, expect_episode_ms: row.episode_ms, slot };
     if (row.server) body.server = row.server;
     if (typeof row.permission_request === 'string' && row.permission_request) body.expect_permission_request = row.permission_request;
     // Sent only when the row names its prompt: a hub that predates prompt ids takes no unknown key.
     if (typeof row.prompt_id === 'string' && row.prompt_id) body.expect_prompt = row.prompt_id;
-    const result = await fireAction(token, body);
+    const result = /** @type {ActResult} */ (await fireAction(token, body));
     acts.set(key, { action, pending: false, offered, ...shown, outcome: result.outcome, reason: result.reason ?? null, exit_code: result.exit_code, at: performance.now() });
     hold.set(`act:${slot}`, false, performance.now());
     draw();
@@ -146,21 +176,21 @@ async function open(token) {
     const { needsCount } = view.render(last, { role: me.role, hubNow: Date.now() + skewMs, filters, held, acts });
     attention.observe(rows, needsCount, last.hosts ?? []);
     confirm.check(rows);
-    fillSelect($('filter-host'), (last.hosts ?? []).map((h) => h.host), filters.host);
-    fillSelect($('filter-agent'), rows.map((r) => String(r.agent)), filters.agent);
+    fillSelect(/** @type {HTMLSelectElement} */ ($('filter-host')), (last.hosts ?? []).map((h) => h.host), filters.host);
+    fillSelect(/** @type {HTMLSelectElement} */ ($('filter-agent')), rows.map((r) => String(r.agent)), filters.agent);
     // Settle as soon as the hold ends, not at the next tick.
-    clearTimeout(settleTimer);
+    clearTimeout(/** @type {number | undefined} */ (settleTimer));
     if (held && hold.reasons.size === 0) settleTimer = setTimeout(draw, Math.max(0, hold.until - now) + 20);
   }
 
   // A finger on a list is about to tap something in it: keep the list still under it.
   for (const id of ['needs-list', 'hosts']) $(id).addEventListener('pointerdown', () => hold.touch(performance.now()));
   $('filter-host').onchange = (ev) => {
-    filters.host = ev.target.value ? [ev.target.value] : [];
+    filters.host = /** @type {HTMLSelectElement} */ (ev.target).value ? [/** @type {HTMLSelectElement} */ (ev.target).value] : [];
     applyFilters();
   };
   $('filter-agent').onchange = (ev) => {
-    filters.agent = ev.target.value ? [ev.target.value] : [];
+    filters.agent = /** @type {HTMLSelectElement} */ (ev.target).value ? [/** @type {HTMLSelectElement} */ (ev.target).value] : [];
     applyFilters();
   };
   $('filter-clear').onclick = () => {
@@ -171,7 +201,8 @@ async function open(token) {
 
   const stopStream = startFeed(token, {
     document(doc) {
-      last = doc;
+      // The hub's rows and hosts, as the view reads them.
+      last = /** @type {FleetDoc} */ (doc);
       drawSoon.request();
     },
     mode(m) {
@@ -198,7 +229,7 @@ async function open(token) {
 
 $('login-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
-  const token = $('token-input').value.trim();
+  const token = /** @type {HTMLInputElement} */ ($('token-input')).value.trim();
   if (!token) return;
   localStorage.setItem(TOKEN_KEY, token);
   void open(token);
@@ -214,6 +245,8 @@ const showAlerts = () => {
   alertsButton.textContent = attention.describe();
   alertsButton.setAttribute('aria-pressed', String(attention.on));
 };
+// The browser ignores a listener's promise; toggle() catches the permission prompt's refusal itself.
+// eslint-disable-next-line @typescript-eslint/no-misused-promises
 alertsButton.addEventListener('click', async () => {
   await attention.toggle();
   showAlerts();

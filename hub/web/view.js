@@ -10,6 +10,61 @@ import {
 } from './format.js';
 import { OrderKeeper } from './order.js';
 
+/** A row as drawn: ShownRow, and whether the person muted its pane. @typedef {import('./format.js').ShownRow & { muted?: boolean }} Row */
+/** @typedef {import('./format.js').StateClass} StateClass */
+/**
+ * A host as the view reads it: what format.js reads, and its name, servers and header facts.
+ * @typedef {import('./format.js').PageHost & { host: string; servers?: { server: string }[]; reason?: string | null; transport?: string | null; collector_version?: string | null }} Host
+ */
+/**
+ * A fleet document as the view draws it.
+ * @typedef {{ agents: Row[]; hosts: Host[] }} FleetDoc
+ */
+/**
+ * The act result's fields the page shows; a request the hub did not answer has no exit code.
+ * @typedef {{ outcome: string; reason?: string | null; exit_code?: number }} ActResult
+ */
+/**
+ * One act this page sent, by rowKey: in flight (`pending`) or answered, and what the row showed
+ * (its episode and prompt) when it was pressed.
+ * @typedef {object} Act
+ * @property {string} action
+ * @property {boolean} pending
+ * @property {string[]} offered
+ * @property {number | undefined} episode
+ * @property {string | null} prompt
+ * @property {number} at
+ * @property {string} [outcome]
+ * @property {string | null} [reason]
+ * @property {number} [exit_code]
+ */
+/**
+ * @typedef {object} DrawContext
+ * @property {string} role
+ * @property {number} hubNow
+ * @property {import('./format.js').PageFilters} filters
+ * @property {boolean} held
+ * @property {Map<string, Act>} acts
+ */
+/**
+ * @typedef {object} ViewParts
+ * @property {HTMLElement} needsList
+ * @property {HTMLElement} needsEmpty
+ * @property {HTMLElement} needsCount
+ * @property {HTMLElement} hosts
+ * @property {HTMLElement} counts
+ * @property {HTMLElement} emptyFleet
+ */
+/** @typedef {{ section: HTMLElement; status: HTMLElement; meta: HTMLElement; list: HTMLElement; empty: HTMLElement }} HostPart */
+/** A row's element, and the action buttons it was last drawn with (so unchanged ones are kept). @typedef {HTMLDivElement & { actionSig?: string | null }} RowEl */
+
+/**
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {string} [className]
+ * @param {string} [text]
+ * @returns {HTMLElementTagNameMap[K]}
+ */
 function el(tag, className, text) {
   const e = document.createElement(tag);
   if (className) e.className = className;
@@ -22,13 +77,16 @@ const reducedMotion = () => window.matchMedia?.('(prefers-reduced-motion: reduce
 /**
  * Put `wanted` into `parent` in this order, moving only what is out of place. Elements that end up
  * somewhere else on screen glide there, so a re-sort is seen rather than a jump.
+ * @param {HTMLElement} parent
+ * @param {readonly HTMLElement[]} wanted
+ * @param {boolean} animate
  */
 function arrange(parent, wanted, animate) {
   const before = animate ? new Map(wanted.map((c) => [c, c.isConnected ? c.getBoundingClientRect().top : null])) : null;
   wanted.forEach((child, i) => {
     if (parent.children[i] !== child) parent.insertBefore(child, parent.children[i] ?? null);
   });
-  while (parent.children.length > wanted.length) parent.lastElementChild.remove();
+  while (parent.children.length > wanted.length) /** @type {Element} */ (parent.lastElementChild).remove();
   if (!before || reducedMotion()) return;
   for (const c of wanted) {
     const was = before.get(c);
@@ -41,6 +99,7 @@ function arrange(parent, wanted, animate) {
   }
 }
 
+/** @type {Record<string, string>} */
 const PENDING_LABEL = { approve: 'approving…', deny: 'denying…', interrupt: 'interrupting…' };
 
 export class FleetView {
@@ -48,17 +107,25 @@ export class FleetView {
    * `parts`: `{ needsList, needsEmpty, needsCount, hosts, counts, emptyFleet }` elements.
    * `onAction(row, action, offered)` is called when an operator presses an action button;
    * `onFilterState(cls)` when a state chip is pressed.
+   * @param {ViewParts} parts
+   * @param {(row: Row, action: string, offered: string[]) => void} onAction
+   * @param {(cls: StateClass) => void} onFilterState
    */
   constructor(parts, onAction, onFilterState) {
     this.p = parts;
     this.onAction = onAction;
     this.onFilterState = onFilterState;
+    /** @type {Map<string, RowEl>} */
     this.needsEls = new Map();
+    /** @type {Map<string, RowEl>} */
     this.fleetEls = new Map();
+    /** @type {Map<string, HostPart>} */
     this.hostParts = new Map();
+    /** @type {Map<string, HTMLDivElement>} */
     this.serverLines = new Map();
     this.needsOrder = new OrderKeeper();
     this.hostOrder = new OrderKeeper();
+    /** @type {Map<string, OrderKeeper>} */
     this.serverOrders = new Map();
     this.wasHeld = false;
   }
@@ -66,6 +133,9 @@ export class FleetView {
   /**
    * Draw `doc`. `ctx`: `{ role, hubNow, filters, held, acts }`: the hub's clock as estimated from
    * its Date headers, the URL filters, whether order is held, and rowKey → act state.
+   * @param {FleetDoc} doc
+   * @param {DrawContext} ctx
+   * @returns {{ needsCount: number }}
    */
   render(doc, ctx) {
     const rows = Array.isArray(doc.agents) ? doc.agents : [];
@@ -92,10 +162,11 @@ export class FleetView {
     this.p.needsCount.textContent = String(needs.length);
 
     // Every host.
+    /** @type {Map<string, Row[]>} */
     const byHost = new Map();
     for (const r of shown) {
       if (!byHost.has(r.host)) byHost.set(r.host, []);
-      byHost.get(r.host).push(r);
+      /** @type {Row[]} */ (byHost.get(r.host)).push(r);
     }
     const hostNames = hosts.map((h) => h.host).filter((n) => !f.host.length || f.host.includes(n));
     const { keys: hostKeys } = this.hostOrder.order(hostNames, ctx.held);
@@ -114,7 +185,7 @@ export class FleetView {
         lines.push(this.serverLine(sk, s));
         if (!this.serverOrders.has(sk)) this.serverOrders.set(sk, new OrderKeeper());
         const serverRows = new Map(hostRows.filter((x) => x.server === s).map((x) => [rowKey(x), x]));
-        const { keys } = this.serverOrders.get(sk).order([...serverRows.keys()], ctx.held);
+        const { keys } = /** @type {OrderKeeper} */ (this.serverOrders.get(sk)).order([...serverRows.keys()], ctx.held);
         lines.push(...this.placeRows(keys, serverRows, this.fleetEls, false, () => h, ctx, allByKey));
         for (const k of keys) if (this.fleetEls.has(k)) liveRows.add(k);
       }
@@ -128,7 +199,17 @@ export class FleetView {
     return { needsCount: rows.filter((r) => classOf(r) === 'blocked' || classOf(r) === 'done').length };
   }
 
-  /** The elements for `keys` in order: live rows filled in, held leavers greyed in their place. */
+  /**
+   * The elements for `keys` in order: live rows filled in, held leavers greyed in their place.
+   * @param {readonly string[]} keys
+   * @param {Map<string, Row>} live
+   * @param {Map<string, RowEl>} els
+   * @param {boolean} needs
+   * @param {(r: Row) => Host | undefined} hostOf
+   * @param {DrawContext} ctx
+   * @param {Map<string, Row>} allByKey
+   * @returns {RowEl[]}
+   */
   placeRows(keys, live, els, needs, hostOf, ctx, allByKey) {
     const out = [];
     for (const k of keys) {
@@ -153,9 +234,14 @@ export class FleetView {
     return out;
   }
 
+  /**
+   * @param {readonly Row[]} rows
+   * @param {import('./format.js').PageFilters} f
+   */
   renderCounts(rows, f) {
     const counts = countClasses(rows);
     if (!this.chips) {
+      /** @type {Map<StateClass, HTMLButtonElement> | undefined} */
       this.chips = new Map();
       for (const c of CLASSES) {
         const chip = el('button', `chip cls-${c}`);
@@ -168,14 +254,19 @@ export class FleetView {
       this.p.counts.replaceChildren(...this.chips.values());
     }
     for (const c of CLASSES) {
-      const chip = this.chips.get(c);
-      chip.querySelector('.n').textContent = String(counts[c]);
+      // Made above for every class.
+      const chip = /** @type {HTMLButtonElement} */ (this.chips.get(c));
+      /** @type {Element} */ (chip.querySelector('.n')).textContent = String(counts[c]);
       const on = f.state.includes(c);
       chip.setAttribute('aria-pressed', String(on));
       chip.setAttribute('aria-label', `${counts[c]} ${c}${on ? ', shown only' : ''}: show only ${c}`);
     }
   }
 
+  /**
+   * @param {string} name
+   * @returns {HostPart}
+   */
   hostPart(name) {
     let part = this.hostParts.get(name);
     if (part) return part;
@@ -195,6 +286,11 @@ export class FleetView {
     return part;
   }
 
+  /**
+   * @param {HostPart} part
+   * @param {Host} h
+   * @param {DrawContext} ctx
+   */
   fillHostHeader(part, h, ctx) {
     const down = h.stale === true || h.reachable !== true;
     const lost = h.reason === 'lost';
@@ -214,6 +310,11 @@ export class FleetView {
     part.meta.textContent = bits.join(' · ');
   }
 
+  /**
+   * @param {string} key
+   * @param {string} server
+   * @returns {HTMLDivElement}
+   */
   serverLine(key, server) {
     let line = this.serverLines.get(key);
     if (!line) {
@@ -227,7 +328,12 @@ export class FleetView {
     return line;
   }
 
+  /**
+   * @param {boolean} needs
+   * @returns {RowEl}
+   */
   rowEl(needs) {
+    /** @type {RowEl} */
     const e = el('div', 'agent-row');
     e.setAttribute('role', 'listitem');
     const cells = needs
@@ -238,10 +344,24 @@ export class FleetView {
     return e;
   }
 
+  /**
+   * A row's cell. rowEl made every cell of its list; only `host` is missing from fleet rows, and
+   * fillRow checks for it.
+   * @param {RowEl} e
+   * @param {string} name
+   * @returns {HTMLElement}
+   */
   cell(e, name) {
-    return e.querySelector(`:scope > .c-${name}`);
+    return /** @type {HTMLElement} */ (e.querySelector(`:scope > .c-${name}`));
   }
 
+  /**
+   * @param {RowEl} e
+   * @param {Row} r
+   * @param {Host | undefined} h
+   * @param {DrawContext} ctx
+   * @param {boolean} needs
+   */
   fillRow(e, r, h, ctx, needs) {
     const cls = classOf(r);
     e.className = `agent-row cls-${cls}${r.stale ? ' stale' : ''}`;
@@ -282,7 +402,11 @@ export class FleetView {
     this.fillActions(e, r, h, ctx, needs);
   }
 
-  /** A row that left the list but is held in place: readable, greyed, nothing to press. */
+  /**
+   * A row that left the list but is held in place: readable, greyed, nothing to press.
+   * @param {RowEl} e
+   * @param {Row | undefined} now
+   */
   markLeft(e, now) {
     e.classList.add('left');
     for (const b of e.querySelectorAll('button')) b.disabled = true;
@@ -293,6 +417,13 @@ export class FleetView {
     }
   }
 
+  /**
+   * @param {RowEl} e
+   * @param {Row} r
+   * @param {Host | undefined} h
+   * @param {DrawContext} ctx
+   * @param {boolean} needs
+   */
   fillActions(e, r, h, ctx, needs) {
     const key = rowKey(r);
     const act = ctx.acts.get(key);

@@ -69,14 +69,15 @@ async function main(): Promise<void> {
     };
     const unmark = () => runner.run(['set-option', '-p', '-u', '-t', pane, ANSWERED_KEY]);
     // Another prompt answered a moment after the stamp: the broker must look before it fires.
-    const markOther = () =>
-      runner.run(['set-option', '-p', '-t', pane, ANSWERED_KEY, formatAnswered({ promptId: 'ffffffffffffffff', at: Date.now() + 1 })]);
+    const markOther = () => runner.run(['set-option', '-p', '-t', pane, ANSWERED_KEY, formatAnswered({ promptId: 'ffffffffffffffff', at: Date.now() + 1 })]);
 
     const base = await time(unmark);
     const redetect = await time(markOther);
     console.log(`approve on one blocked pane, median of ${ROUNDS}, one long-lived control client`);
     console.log(`${'baseline: no answered mark, no re-detection'.padEnd(56)} ${base.toFixed(2).padStart(8)} ms`);
-    console.log(`${'with re-detection (stamp older than the last answer)'.padEnd(56)} ${redetect.toFixed(2).padStart(8)} ms   ${(redetect / base).toFixed(2)}× baseline`);
+    console.log(
+      `${'with re-detection (stamp older than the last answer)'.padEnd(56)} ${redetect.toFixed(2).padStart(8)} ms   ${(redetect / base).toFixed(2)}× baseline`,
+    );
     console.log(`re-detection extra cost per act: ${(redetect - base).toFixed(2)} ms`);
     runner.close();
   } finally {

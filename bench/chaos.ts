@@ -60,7 +60,11 @@ let running = true;
 
 function collectorEnv(host: string): NodeJS.ProcessEnv {
   return {
-    ...process.env, TMUX: '', TMUX_PANE: '', XDG_RUNTIME_DIR: join(dir, `run-${host}`), XDG_CONFIG_HOME: join(dir, 'cfg'),
+    ...process.env,
+    TMUX: '',
+    TMUX_PANE: '',
+    XDG_RUNTIME_DIR: join(dir, `run-${host}`),
+    XDG_CONFIG_HOME: join(dir, 'cfg'),
     XDG_STATE_HOME: join(dir, `state-${host}`),
   };
 }
@@ -68,8 +72,20 @@ function collectorEnv(host: string): NodeJS.ProcessEnv {
 function startWsCollector(s: Site): void {
   const child = spawn(
     process.execPath,
-    [TMA, 'collector', '--hub', `ws://127.0.0.1:${hubPort}`, '--token-file', join(dir, `${s.host}.token`), '--host-name', s.host,
-      '--socket-name', s.scratch.name, '--interval', '1'],
+    [
+      TMA,
+      'collector',
+      '--hub',
+      `ws://127.0.0.1:${hubPort}`,
+      '--token-file',
+      join(dir, `${s.host}.token`),
+      '--host-name',
+      s.host,
+      '--socket-name',
+      s.scratch.name,
+      '--interval',
+      '1',
+    ],
     { env: collectorEnv(s.host), stdio: ['ignore', 'ignore', 'ignore'] },
   );
   s.child = child;
@@ -83,8 +99,16 @@ function writeConfig(sshd: Sshd | null): string {
   lines.push('[[client]]', 'name = "chaos-op"', `token = "${OP_TOKEN}"`, 'role = "operator"');
   if (sshd) {
     for (const s of sites.filter((x) => x.kind === 'ssh')) {
-      lines.push('[[ssh]]', `name = "${s.host}"`, 'host = "127.0.0.1"', `port = ${sshd.port}`, `user = "${sshd.user}"`,
-        `identity = "${sshd.clientKey}"`, `known_hosts = "${join(dir, 'known_hosts')}"`, `command = "${join(dir, `${s.host}.sh`)}"`);
+      lines.push(
+        '[[ssh]]',
+        `name = "${s.host}"`,
+        'host = "127.0.0.1"',
+        `port = ${sshd.port}`,
+        `user = "${sshd.user}"`,
+        `identity = "${sshd.clientKey}"`,
+        `known_hosts = "${join(dir, 'known_hosts')}"`,
+        `command = "${join(dir, `${s.host}.sh`)}"`,
+      );
     }
   }
   const path = join(dir, 'hub.toml');
@@ -233,7 +257,10 @@ async function hostile(): Promise<void> {
       ws.send(JSON.stringify({ type: 'hello', protocol: 1, host: as, collector_version: 'x', epoch, actions_allowed: [] }));
       const row = `{"pane":"%1","agent":"claude","state":"idle","detail":null,"since":1,"since_ms":1,"episode_ms":1,"locator":"x","attention":false,"done":false,"session":null,"transcript":null,"permission_request":null,"stamped_at_ms":null,"context":null,"context_at_ms":null,"muted":false,"tokens":null,"quota":${DEEP(20_000)},"cost_usd":null,"repo":null,"branch":null,"worktree":null,"pending_tool":null,"pending_call":null,"pending_summary":null,"server":"/s","host":"hostile"}`;
       const frames = [
-        'not json', '{"type":"nope"}', '{"type":"snapshot"}', 'x'.repeat(2 * 1024 * 1024),
+        'not json',
+        '{"type":"nope"}',
+        '{"type":"snapshot"}',
+        'x'.repeat(2 * 1024 * 1024),
         `{"type":"snapshot","epoch":"${epoch}","seq":1,"complete":true,"servers":[{"server":"/s","incarnation":"i","rows":[${row}]}]}`,
         `{"type":"snapshot","epoch":"${epoch}","seq":1,"complete":false,"servers":[{"server":"/s","incarnation":"i","rows":[]}]}`,
         `{"type":"delta","epoch":"${epoch}","seq":2,"server":"/s","incarnation":"i","upserts":[${row}],"removals":[]}`,
@@ -242,7 +269,9 @@ async function hostile(): Promise<void> {
       await sleep(500);
       ws.terminate();
       // And a body far over the act limit.
-      await api('/v1/act', { method: 'POST', body: 'x'.repeat(4 * 1024 * 1024) }).then((r) => r.arrayBuffer()).catch(() => undefined);
+      await api('/v1/act', { method: 'POST', body: 'x'.repeat(4 * 1024 * 1024) })
+        .then((r) => r.arrayBuffer())
+        .catch(() => undefined);
     } catch {
       // the hub may be restarting
     }
@@ -325,7 +354,10 @@ async function main(): Promise<void> {
     if (kind === 'ssh') {
       const e = collectorEnv(host);
       const wrapper = join(dir, `${host}.sh`);
-      writeFileSync(wrapper, `#!/bin/sh\nexport TMA_CHAOS_RUN='${SEED_MARK}' TMUX= TMUX_TMPDIR='${process.env.TMUX_TMPDIR}' XDG_RUNTIME_DIR='${e.XDG_RUNTIME_DIR}' XDG_CONFIG_HOME='${e.XDG_CONFIG_HOME}' XDG_STATE_HOME='${e.XDG_STATE_HOME}'\nexec '${process.execPath}' '${TMA}' collector --stdio --socket-name '${scratch.name}' --interval 1\n`);
+      writeFileSync(
+        wrapper,
+        `#!/bin/sh\nexport TMA_CHAOS_RUN='${SEED_MARK}' TMUX= TMUX_TMPDIR='${process.env.TMUX_TMPDIR}' XDG_RUNTIME_DIR='${e.XDG_RUNTIME_DIR}' XDG_CONFIG_HOME='${e.XDG_CONFIG_HOME}' XDG_STATE_HOME='${e.XDG_STATE_HOME}'\nexec '${process.execPath}' '${TMA}' collector --stdio --socket-name '${scratch.name}' --interval 1\n`,
+      );
       chmodSync(wrapper, 0o755);
     }
     sites.push({ host, kind, scratch, agent, token, child: null, stopped: false, sentSlots: new Set() });
@@ -372,7 +404,9 @@ async function main(): Promise<void> {
     await sleep(1000);
   }
   if (wrong > 0) {
-    const d = (await api('/v1/agents').then((r) => r.json()).catch(() => null)) as { agents: Row[]; hosts: { host: string; reachable: boolean; reason: string | null; last_refusal: unknown }[] } | null;
+    const d = (await api('/v1/agents')
+      .then((r) => r.json())
+      .catch(() => null)) as { agents: Row[]; hosts: { host: string; reachable: boolean; reason: string | null; last_refusal: unknown }[] } | null;
     for (const s of sites) {
       const r = d?.agents.find((x) => x.host === s.host && x.pane === s.agent.pane);
       const h = d?.hosts.find((x) => x.host === s.host);

@@ -59,7 +59,10 @@ async function main(): Promise<void> {
   await until(() => [hooked, plain].every((p) => tmux('display-message', '-p', '-t', p, '#{pane_current_command}').trim() === 'claude'), 5000, 'the stand-ins');
 
   const real = await openRunner({ kind: 'name', name }, { mode: 'control', bin: 'tmux' });
-  const captures = new Map<string, number>([[hooked, 0], [plain, 0]]);
+  const captures = new Map<string, number>([
+    [hooked, 0],
+    [plain, 0],
+  ]);
   const runner: TmuxRunner = {
     mode: real.mode,
     run: (argv, o) => real.run(argv, o),
@@ -89,10 +92,16 @@ async function main(): Promise<void> {
       running = false;
     }
   };
-  const edges = new Map<string, number>([[hooked, 0], [plain, 0]]);
+  const edges = new Map<string, number>([
+    [hooked, 0],
+    [plain, 0],
+  ]);
   const socketPath = tmux('display-message', '-p', '#{socket_path}').trim();
   const watch = new OutputWatch({
-    target: { kind: 'path', path: socketPath }, bin: 'tmux', env, runner: real,
+    target: { kind: 'path', path: socketPath },
+    bin: 'tmux',
+    env,
+    runner: real,
     onDue: (panes) => {
       for (const p of panes) edges.set(p, (edges.get(p) ?? 0) + 1);
       engine.markPainted(panes);
@@ -138,7 +147,9 @@ async function main(): Promise<void> {
   console.log(row('baseline: hookless (screen stamps)', plain));
   // The hookless pane counts as demoted once it had 5 edges with no hook event: it is captured on
   // every edge either way, and a first hook event would lift it.
-  console.log(`edges let pass without a capture: ${engine.liveness.counts.skipped - skipped0}; demoted panes (the hookless one included): ${engine.liveness.demotedCount()}`);
+  console.log(
+    `edges let pass without a capture: ${engine.liveness.counts.skipped - skipped0}; demoted panes (the hookless one included): ${engine.liveness.demotedCount()}`,
+  );
   console.log(`engine process CPU over the run: ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms`);
   watch.close();
   real.close();

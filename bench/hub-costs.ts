@@ -100,7 +100,9 @@ export function hubCosts(hostCount: number, batch: number, share: number): void 
   });
   const per1k = (ms: number, n: number) => ((ms / n) * 1000).toFixed(1);
   const sampleRows = sample.length * batch;
-  console.log(`decode, CPU ms per 1,000 rows (${batch} rows a frame): JSON.parse alone ${per1k(parseMs, sampleRows)}; + zod schema ${per1k(zodMs, sampleRows)} (before); decodeFrame now ${per1k(fastMs, sampleRows)}`);
+  console.log(
+    `decode, CPU ms per 1,000 rows (${batch} rows a frame): JSON.parse alone ${per1k(parseMs, sampleRows)}; + zod schema ${per1k(zodMs, sampleRows)} (before); decodeFrame now ${per1k(fastMs, sampleRows)}`,
+  );
 
   // Apply and flush: feed decoded frames into the store with 50 events + 10 changes readers, one
   // flush per `perFlush` rows (what 50 ms of coalescing gathers at a given rate).
@@ -108,16 +110,23 @@ export function hubCosts(hostCount: number, batch: number, share: number): void 
   const streams = new StreamHub(store, { coalesceMs: 1e9, keepaliveMs: 1e9, logger: pino({ level: 'silent' }), metrics });
   const sinks: ReturnType<typeof countingSink>[] = [];
   for (let i = 0; i < 60; i++) {
-    streams.add(() => {
-      const s = countingSink();
-      sinks.push(s);
-      return s;
-    }, EMPTY_SELECTOR, i < 50 ? 'events' : 'changes');
+    streams.add(
+      () => {
+        const s = countingSink();
+        sinks.push(s);
+        return s;
+      },
+      EMPTY_SELECTOR,
+      i < 50 ? 'events' : 'changes',
+    );
   }
   const flush = () => (streams as unknown as { flush(): void }).flush();
   for (const rate of [1000, 20_000]) {
     const perFlush = Math.max(batch, Math.round(rate / 20));
-    const decoded = frames(Math.max(1, Math.round(4000 / batch))).map((f) => ({ host: f.host, frame: (decodeFrame(f.text, 'from-collector') as { ok: true; frame: CollectorFrame }).frame }));
+    const decoded = frames(Math.max(1, Math.round(4000 / batch))).map((f) => ({
+      host: f.host,
+      frame: (decodeFrame(f.text, 'from-collector') as { ok: true; frame: CollectorFrame }).frame,
+    }));
     let applyMs = 0;
     let flushMs = 0;
     let i = 0;
@@ -134,7 +143,9 @@ export function hubCosts(hostCount: number, batch: number, share: number): void 
       flushMs += t3 - t2;
     }
     const n = decoded.length * batch;
-    console.log(`at ${rate} rows/s (${perFlush} rows a flush): store apply ${per1k(applyMs, n)} CPU ms per 1,000 rows; flush to 50 events + 10 changes readers ${per1k(flushMs, n)}`);
+    console.log(
+      `at ${rate} rows/s (${perFlush} rows a flush): store apply ${per1k(applyMs, n)} CPU ms per 1,000 rows; flush to 50 events + 10 changes readers ${per1k(flushMs, n)}`,
+    );
   }
   streams.close();
 
@@ -169,7 +180,8 @@ export function hubCosts(hostCount: number, batch: number, share: number): void 
   // changes its host): what the read finds to encode if nothing ran before it (as before), and
   // with the hub's warming (FleetStore.prepare) run first, whose own cost is shown apart: the same
   // encoding, done as changes arrive instead of in the read. Best of 5 each.
-  const second = () => frames(1000 / batch).map((f) => ({ host: f.host, frame: (decodeFrame(f.text, 'from-collector') as { ok: true; frame: CollectorFrame }).frame }));
+  const second = () =>
+    frames(1000 / batch).map((f) => ({ host: f.host, frame: (decodeFrame(f.text, 'from-collector') as { ok: true; frame: CollectorFrame }).frame }));
   const readParts = () => {
     let length = 0;
     for (const p of store.documentParts()) length += p.length;
@@ -186,12 +198,17 @@ export function hubCosts(hostCount: number, batch: number, share: number): void 
     coldMs = Math.min(coldMs, cpuOf(readParts, 1));
     batchOf = second();
     for (const d of batchOf) apply(d.host, d.frame);
-    prepareMs = Math.min(prepareMs, cpuOf(() => store.prepare(), 1));
+    prepareMs = Math.min(
+      prepareMs,
+      cpuOf(() => store.prepare(), 1),
+    );
     warmMs = Math.min(warmMs, cpuOf(readParts, 1));
   }
   console.log(
     `/v1/agents body after 1 s of changes at 1,000 rows/s (${1000 / batch} frames): the read's own CPU ${coldMs.toFixed(1)} ms unwarmed (as before), ${warmMs.toFixed(1)} ms warmed; ` +
       `the warming itself ${prepareMs.toFixed(1)} ms for that second`,
   );
-  console.log(`memory held for ${rows} rows (heap and buffers): ${(heapRows / 1e6).toFixed(0)} MB (${(heapRows / rows).toFixed(0)} bytes a row; a row's JSON is ${Buffer.byteLength(JSON.stringify(plain.agents[0]))} bytes)`);
+  console.log(
+    `memory held for ${rows} rows (heap and buffers): ${(heapRows / 1e6).toFixed(0)} MB (${(heapRows / rows).toFixed(0)} bytes a row; a row's JSON is ${Buffer.byteLength(JSON.stringify(plain.agents[0]))} bytes)`,
+  );
 }

@@ -16,16 +16,38 @@ const STATES = ['working', 'blocked', 'idle'] as const;
 
 export function benchRow(host: string, i: number, state: ProtocolRow['state'], repo = 'fleet', tokens = 12345): ProtocolRow {
   return protocolRowObject({
-    pane: `%${i}`, agent: 'claude', state, detail: null, since: 1_700_000_000_000, since_ms: 1_700_000_000_000,
-    episode_ms: 1_700_000_000_000, locator: `work:${i}.0`, attention: false, done: false, session: null,
-    transcript: null, permission_request: null, stamped_at_ms: 1_700_000_000_000, context: 42, context_at_ms: null,
-    muted: false, tokens, quota: null, cost_usd: 0.5, repo, branch: 'main', worktree: false,
-    pending_tool: null, pending_call: null, pending_summary: null, server: SERVER, host,
+    pane: `%${i}`,
+    agent: 'claude',
+    state,
+    detail: null,
+    since: 1_700_000_000_000,
+    since_ms: 1_700_000_000_000,
+    episode_ms: 1_700_000_000_000,
+    locator: `work:${i}.0`,
+    attention: false,
+    done: false,
+    session: null,
+    transcript: null,
+    permission_request: null,
+    stamped_at_ms: 1_700_000_000_000,
+    context: 42,
+    context_at_ms: null,
+    muted: false,
+    tokens,
+    quota: null,
+    cost_usd: 0.5,
+    repo,
+    branch: 'main',
+    worktree: false,
+    pending_tool: null,
+    pending_call: null,
+    pending_summary: null,
+    server: SERVER,
+    host,
   });
 }
 
-export const pct = (xs: number[], p: number) =>
-  xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]! : NaN;
+export const pct = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]! : NaN);
 
 /** A row's JSON cut where an update varies it: state, tokens, repo (which carries the send time). */
 function rowTemplate(host: string, pane: number): string[] {
@@ -51,19 +73,20 @@ export async function generator(o: GeneratorStart): Promise<void> {
   const mid = `,"server":${JSON.stringify(SERVER)},"incarnation":"i1","upserts":[`;
   const tail = '],"removals":[]}';
   await Promise.all(
-    o.hosts.map(({ host, token }, k) =>
-      new Promise<void>((resolve, reject) => {
-        const ws = new WebSocket(`${o.url.replace(/^http/, 'ws')}/v1/collect`, { headers: { authorization: `Bearer ${token}` }, perMessageDeflate: false });
-        sockets[k] = ws;
-        ws.once('error', reject);
-        ws.on('message', (d) => {
-          if ((JSON.parse(String(d)) as { type: string }).type !== 'welcome') return;
-          const rows = Array.from({ length: PANES }, (_, i) => benchRow(host, i, 'working'));
-          ws.send(JSON.stringify({ type: 'snapshot', epoch: EPOCH, seq: 0, complete: true, servers: [{ server: SERVER, incarnation: 'i1', rows }] }));
-          resolve();
-        });
-        ws.once('open', () => ws.send(JSON.stringify({ type: 'hello', protocol: 1, host, collector_version: 'bench', epoch: EPOCH, actions_allowed: [] })));
-      }),
+    o.hosts.map(
+      ({ host, token }, k) =>
+        new Promise<void>((resolve, reject) => {
+          const ws = new WebSocket(`${o.url.replace(/^http/, 'ws')}/v1/collect`, { headers: { authorization: `Bearer ${token}` }, perMessageDeflate: false });
+          sockets[k] = ws;
+          ws.once('error', reject);
+          ws.on('message', (d) => {
+            if ((JSON.parse(String(d)) as { type: string }).type !== 'welcome') return;
+            const rows = Array.from({ length: PANES }, (_, i) => benchRow(host, i, 'working'));
+            ws.send(JSON.stringify({ type: 'snapshot', epoch: EPOCH, seq: 0, complete: true, servers: [{ server: SERVER, incarnation: 'i1', rows }] }));
+            resolve();
+          });
+          ws.once('open', () => ws.send(JSON.stringify({ type: 'hello', protocol: 1, host, collector_version: 'bench', epoch: EPOCH, actions_allowed: [] })));
+        }),
     ),
   );
   // Heartbeats keep the links alive between phases, as a real collector's do.
@@ -129,7 +152,10 @@ export async function subscribers(url: string, token: string): Promise<void> {
   loop.enable();
   const connect = (mode: string) =>
     new Promise<void>((resolve, reject) => {
-      const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/v1/subscribe?mode=${mode}`, { headers: { authorization: `Bearer ${token}` }, perMessageDeflate: false });
+      const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/v1/subscribe?mode=${mode}`, {
+        headers: { authorization: `Bearer ${token}` },
+        perMessageDeflate: false,
+      });
       let first = true;
       if (!sampler.has(mode)) sampler.set(mode, ws);
       ws.on('message', (d) => {

@@ -87,7 +87,14 @@ async function main(): Promise<void> {
     }
   }
   server.close();
-  console.log(`full read of ${n * PANES} rows (${(whole.length / 1e6).toFixed(1)} MB) by curl, ${reads} reads each way, interleaved; load average ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  console.log(
+    `full read of ${n * PANES} rows (${(whole.length / 1e6).toFixed(1)} MB) by curl, ${reads} reads each way, interleaved; load average ${(
+      await import('node:os')
+    )
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
   console.log('way                                  curl p50/p90 ms   hub loop held p50/max ms   hub CPU ms/read p50');
   const label: Record<Way, string> = {
     slices: 'slices (writeParts, now)',

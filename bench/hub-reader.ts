@@ -125,7 +125,19 @@ export async function reader(me: string, url: string, token: string): Promise<vo
   // eslint-disable-next-line @typescript-eslint/no-misused-promises -- a bench child: a rejection that ends it is the wanted failure
   process.on('message', async (m: { cmd: string; rounds?: number }) => {
     if (m.cmd !== 'agents') return;
-    const r: AgentsReport = { lean: [], curl: [], curlFirst: [], curlOld: [], curlOldFirst: [], stringify: [], floorLean: [], floorCurl: [], bytes: 0, failed: 0, endedAt: 0 };
+    const r: AgentsReport = {
+      lean: [],
+      curl: [],
+      curlFirst: [],
+      curlOld: [],
+      curlOldFirst: [],
+      stringify: [],
+      floorLean: [],
+      floorCurl: [],
+      bytes: 0,
+      failed: 0,
+      endedAt: 0,
+    };
     let barePort = 0;
     let body: Buffer | null = null;
     for (let i = 0; i < (m.rounds ?? 3); i++) {

@@ -60,12 +60,21 @@ async function main(): Promise<void> {
   const hosts = Array.from({ length: n }, (_, i) => ({ host: `c${i}`, token: randomBytes(16).toString('hex') }));
   const viewer = randomBytes(16).toString('hex');
   const config: HubConfig = {
-    listen: { host: '127.0.0.1', port: 0 }, staleAfterMs: null, lostAfterMs: 86_400_000,
-    collectors: hosts, clients: [{ name: 'bench', token: viewer, role: 'viewer' }], ssh: [],
+    listen: { host: '127.0.0.1', port: 0 },
+    staleAfterMs: null,
+    lostAfterMs: 86_400_000,
+    collectors: hosts,
+    clients: [{ name: 'bench', token: viewer, role: 'viewer' }],
+    ssh: [],
   };
   // The in-process costs run in a process of their own, so the hub's memory figures start clean.
   console.log('in-process costs (CPU time, each beside its baseline):');
-  await new Promise((resolve) => fork(fileURLToPath(import.meta.url), ['--costs', String(n), String(fixedBatch || 5), String(share)], { stdio: 'inherit', execArgv: ['--expose-gc'] }).once('exit', resolve));
+  await new Promise((resolve) =>
+    fork(fileURLToPath(import.meta.url), ['--costs', String(n), String(fixedBatch || 5), String(share)], { stdio: 'inherit', execArgv: ['--expose-gc'] }).once(
+      'exit',
+      resolve,
+    ),
+  );
   console.log('');
   if (process.argv.includes('--costs-only')) return;
   const memEmpty = memory();
@@ -82,9 +91,7 @@ async function main(): Promise<void> {
   const subProcs = [spawn('--subscribers'), spawn('--subscribers')];
   const readerProc = spawn('--reader');
   await Promise.all(
-    genProcs.map((g, i) =>
-      ask(g, { url: hub.url, hosts: hosts.filter((_, k) => k % gens === i), share } satisfies GeneratorStart as unknown as Msg),
-    ),
+    genProcs.map((g, i) => ask(g, { url: hub.url, hosts: hosts.filter((_, k) => k % gens === i), share } satisfies GeneratorStart as unknown as Msg)),
   );
   await Promise.all([...subProcs, readerProc].map((s) => ask(s, { url: hub.url, token: viewer })));
   // The reader turns the warming of the store's pieces off and on between its reads, to time the
@@ -126,25 +133,44 @@ async function main(): Promise<void> {
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
       gcMs.push(e.duration);
-      if (((e as unknown as { detail?: { kind?: number } }).detail)?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) majorGcMs.push(e.duration);
+      if ((e as unknown as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) majorGcMs.push(e.duration);
     }
   }).observe({ entryTypes: ['gc'] });
   while (hub.store.hostMetrics().reduce((a, h) => a + h.rows, 0) < n * PANES) await new Promise((r) => setTimeout(r, 50));
   const rows = n * PANES;
   const memLoaded = memory();
 
-  console.log(`hub bench: ${n} collectors × ${PANES} panes = ${rows} rows; ${secs}s per phase (${reads > 0 ? Math.max(secs, Math.ceil(secs / 5 + reads * 1.8)) : secs}s where ${reads} rounds of reads go on); ${gens} generator processes; ${fixedBatch ? `${fixedBatch} rows a delta frame` : 'rows a frame = rate ÷ hosts (1–20)'}; ${Math.round(share * 100)}% of updates change a state class`);
-  console.log(`machine: ${cpus().length} cores, shared; load average at start ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')}`);
-  console.log(`hub memory after gc: empty hub rss ${mb(memEmpty.rss)} MB heap ${mb(memEmpty.heap)} MB; ${rows} rows loaded rss ${mb(memLoaded.rss)} MB heap ${mb(memLoaded.heap)} MB external ${mb(memLoaded.external)} MB (buffers ${mb(memLoaded.buffers)} MB)`);
+  console.log(
+    `hub bench: ${n} collectors × ${PANES} panes = ${rows} rows; ${secs}s per phase (${reads > 0 ? Math.max(secs, Math.ceil(secs / 5 + reads * 1.8)) : secs}s where ${reads} rounds of reads go on); ${gens} generator processes; ${fixedBatch ? `${fixedBatch} rows a delta frame` : 'rows a frame = rate ÷ hosts (1–20)'}; ${Math.round(share * 100)}% of updates change a state class`,
+  );
+  console.log(
+    `machine: ${cpus().length} cores, shared; load average at start ${(await import('node:os'))
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
+  console.log(
+    `hub memory after gc: empty hub rss ${mb(memEmpty.rss)} MB heap ${mb(memEmpty.heap)} MB; ${rows} rows loaded rss ${mb(memLoaded.rss)} MB heap ${mb(memLoaded.heap)} MB external ${mb(memLoaded.external)} MB (buffers ${mb(memLoaded.buffers)} MB)`,
+  );
   console.log('');
-  console.log('offered/sent/applied: rows per second (asked of the generators, sent by them, applied by the hub); hub CPU: share of one core; ms/1k: hub CPU ms per 1,000 rows applied (load-independent)');
-  console.log('RSS: the phase\'s peak; heap/ext: V8 heap committed and memory outside it (buffers, sockets) at that peak');
-  console.log('edge/changes: send → arrival at one sampling stream per mode and process; hub loop: the hub\'s event-loop delay p99/max ms over the phase;');
-  console.log('  flush: the hub\'s synchronous time per stream flush p99/max ms (count); gc: the hub\'s GC pauses total/max ms, and its mark-compacts; samplers loop: the subscriber processes\' event-loop delay p99/max ms');
-  console.log('/v1/agents: full reads over HTTP while updates flow, from a process of their own: lean = node:http counting bytes, curl = curl\'s time_total;');
-  console.log('  each round reads with curl twice, 250 ms into updates with the store\'s pieces warmed (the hub now) and not (before), in alternating order; first byte: curl\'s time_starttransfer;');
-  console.log('  stringify: a bare JSON.stringify of the same rows; floor: the same bytes from a bare node:http server in another process (lean/curl), the loopback and client floor');
-  console.log('offered    sent  subscribers              applied  hub CPU  ms/1k  RSS MB  heap/ext MB  edge p50/p99 ms  changes p50/p99 ms  hub loop p99/max  dropped');
+  console.log(
+    'offered/sent/applied: rows per second (asked of the generators, sent by them, applied by the hub); hub CPU: share of one core; ms/1k: hub CPU ms per 1,000 rows applied (load-independent)',
+  );
+  console.log("RSS: the phase's peak; heap/ext: V8 heap committed and memory outside it (buffers, sockets) at that peak");
+  console.log("edge/changes: send → arrival at one sampling stream per mode and process; hub loop: the hub's event-loop delay p99/max ms over the phase;");
+  console.log(
+    "  flush: the hub's synchronous time per stream flush p99/max ms (count); gc: the hub's GC pauses total/max ms, and its mark-compacts; samplers loop: the subscriber processes' event-loop delay p99/max ms",
+  );
+  console.log("/v1/agents: full reads over HTTP while updates flow, from a process of their own: lean = node:http counting bytes, curl = curl's time_total;");
+  console.log(
+    "  each round reads with curl twice, 250 ms into updates with the store's pieces warmed (the hub now) and not (before), in alternating order; first byte: curl's time_starttransfer;",
+  );
+  console.log(
+    '  stringify: a bare JSON.stringify of the same rows; floor: the same bytes from a bare node:http server in another process (lean/curl), the loopback and client floor',
+  );
+  console.log(
+    'offered    sent  subscribers              applied  hub CPU  ms/1k  RSS MB  heap/ext MB  edge p50/p99 ms  changes p50/p99 ms  hub loop p99/max  dropped',
+  );
 
   const dropped = () => [...hub.metrics.subscribersDropped.values()].reduce((a, b) => a + b, 0);
   async function phase(rate: number, mix: Record<string, number>): Promise<{ applied: number }> {
@@ -188,19 +214,32 @@ async function main(): Promise<void> {
     const majors = [...majorGcMs];
     clearInterval(rssTimer);
     await new Promise((r) => setTimeout(r, 300));
-    const reps = (await Promise.all(subProcs.map((s) => ask(s, { cmd: 'close' })))) as unknown as { events: number[]; changes: number[]; closedEarly: number; loopP99: number; loopMax: number }[];
+    const reps = (await Promise.all(subProcs.map((s) => ask(s, { cmd: 'close' })))) as unknown as {
+      events: number[];
+      changes: number[];
+      closedEarly: number;
+      loopP99: number;
+      loopMax: number;
+    }[];
     const ev = reps.flatMap((r) => r.events);
     const ch = reps.flatMap((r) => r.changes);
     const appliedRows = (hub.metrics.framesApplied - applied0) * batch;
     const applied = appliedRows / wall;
     const cpu = (c.user + c.system) / 1e6 / wall;
-    const name = Object.entries(mix).filter(([, k]) => k > 0).map(([m, k]) => `${k} ${m}`).join(' + ') || 'none';
+    const name =
+      Object.entries(mix)
+        .filter(([, k]) => k > 0)
+        .map(([m, k]) => `${k} ${m}`)
+        .join(' + ') || 'none';
     const lat = (x: number[]) => (x.length ? `${pct(x, 0.5).toFixed(0)}/${pct(x, 0.99).toFixed(0)}` : '-');
     const cpuPerK = ((c.user + c.system) / 1e3 / Math.max(1, appliedRows)) * 1000;
     const f = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : '-');
     console.log(
       `${String(rate).padEnd(9)}${(sent.reduce((a, x) => a + x.rows, 0) / len).toFixed(0).padStart(6)}  ${name.padEnd(25)}${applied.toFixed(0).padStart(7)}  ${(cpu * 100).toFixed(0).padStart(6)}%  ${cpuPerK.toFixed(0).padStart(5)}  ${mb(peak.rss).padStart(6)}  ${`${mb(peak.heapTotal)}/${mb(peak.external)}`.padStart(11)}  ` +
-        `${lat(ev).padStart(15)}  ${lat(ch).padStart(18)}  ${hubLoop.padStart(16)}  ${Math.max(dropped() - d0, reps.reduce((a, r) => a + r.closedEarly, 0))}`,
+        `${lat(ev).padStart(15)}  ${lat(ch).padStart(18)}  ${hubLoop.padStart(16)}  ${Math.max(
+          dropped() - d0,
+          reps.reduce((a, r) => a + r.closedEarly, 0),
+        )}`,
     );
     const p50 = (x: number[]) => pct(x, 0.5);
     const lean = p50(agents.lean);

@@ -78,9 +78,16 @@ function treeTicks(pid: number): number {
 }
 
 const AGENTS: [string, string][] = [
-  ['claude', 'claude-working.txt'], ['claude', 'claude-idle.txt'], ['claude', 'claude-permission-dialog.txt'],
-  ['claude', 'claude-working.txt'], ['codex', 'codex-working.txt'], ['codex', 'codex-idle.txt'],
-  ['codex', 'codex-working.txt'], ['claude', 'claude-idle.txt'], ['opencode', 'opencode-working.txt'], ['pi', 'pi-idle.txt'],
+  ['claude', 'claude-working.txt'],
+  ['claude', 'claude-idle.txt'],
+  ['claude', 'claude-permission-dialog.txt'],
+  ['claude', 'claude-working.txt'],
+  ['codex', 'codex-working.txt'],
+  ['codex', 'codex-idle.txt'],
+  ['codex', 'codex-working.txt'],
+  ['claude', 'claude-idle.txt'],
+  ['opencode', 'opencode-working.txt'],
+  ['pi', 'pi-idle.txt'],
 ];
 
 async function main(): Promise<void> {
@@ -110,8 +117,12 @@ async function main(): Promise<void> {
 
   const hub = await startHub({
     config: {
-      listen: { host: '127.0.0.1', port: 0 }, staleAfterMs: null, lostAfterMs: 86_400_000,
-      collectors: [{ host: 'idle-host', token: 'idle-collector-token' }], clients: [], ssh: [],
+      listen: { host: '127.0.0.1', port: 0 },
+      staleAfterMs: null,
+      lostAfterMs: 86_400_000,
+      collectors: [{ host: 'idle-host', token: 'idle-collector-token' }],
+      clients: [],
+      ssh: [],
     },
     logger: pino({ level: 'warn' }),
   });
@@ -163,7 +174,20 @@ async function main(): Promise<void> {
     const collector = spawn(
       process.execPath,
       // IDLE_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the collector.
-      [...(process.env.IDLE_NODE_ARGS ?? '').split(' ').filter(Boolean), join(REPO, 'bin/tma.js'), 'collector', '--hub', `ws://127.0.0.1:${hub.port}`, '--token-file', tokenFile, '--host-name', 'idle-host', '--socket-name', t.name, ...(GIVEN ? ['--interval', GIVEN] : [])],
+      [
+        ...(process.env.IDLE_NODE_ARGS ?? '').split(' ').filter(Boolean),
+        join(REPO, 'bin/tma.js'),
+        'collector',
+        '--hub',
+        `ws://127.0.0.1:${hub.port}`,
+        '--token-file',
+        tokenFile,
+        '--host-name',
+        'idle-host',
+        '--socket-name',
+        t.name,
+        ...(GIVEN ? ['--interval', GIVEN] : []),
+      ],
       { env, stdio: ['ignore', 'ignore', 'inherit'] },
     );
     atBenchExit(() => collector.kill('SIGKILL'));
@@ -180,13 +204,22 @@ async function main(): Promise<void> {
       const run = await window(true);
       const collTicks = treeTicks(collector.pid!) - c0;
       const ownTicks = ticks(collector.pid!).own - own0;
-      const states = hub.store.rows().filter((r) => r.host === 'idle-host').map((r) => r.state).sort().join(' ');
-      console.log(`idle bench: 50 panes (10 static agents: ${states}), ${SECS} s per window, ${GIVEN ? `--interval ${GIVEN}` : 'default interval'}, floor every ${INTERVAL_S} s; CPU time from /proc`);
+      const states = hub.store
+        .rows()
+        .filter((r) => r.host === 'idle-host')
+        .map((r) => r.state)
+        .sort()
+        .join(' ');
+      console.log(
+        `idle bench: 50 panes (10 static agents: ${states}), ${SECS} s per window, ${GIVEN ? `--interval ${GIVEN}` : 'default interval'}, floor every ${INTERVAL_S} s; CPU time from /proc`,
+      );
       console.log(`collector (with its tmux clients):       ${pct(collTicks).toFixed(2)}% of a core`);
       console.log(`  of which the node process itself:      ${pct(ownTicks).toFixed(2)}% of a core`);
       console.log(`  tmux server meanwhile:                 ${pct(run.server).toFixed(2)}% of a core (incl. the 1/s stamp sampler)`);
       console.log(`  stamp rewrites of static agents:       ${((run.rewrites * 60) / SECS).toFixed(1)}/min`);
-      console.log(`baseline: bare list-panes + proc walk:   ${pct(floorTicks).toFixed(2)}% of a core (a node process doing only that, with its control client)`);
+      console.log(
+        `baseline: bare list-panes + proc walk:   ${pct(floorTicks).toFixed(2)}% of a core (a node process doing only that, with its control client)`,
+      );
       console.log(`  tmux server meanwhile:                 ${pct(floor.server).toFixed(2)}% of a core`);
       console.log(`ratio collector / baseline:              ${(collTicks / Math.max(1, floorTicks)).toFixed(2)}×`);
     } finally {

@@ -124,7 +124,11 @@ function sseSubscriber(url: string, pane: string, into: Arrival[]): Promise<() =
         while ((cut = buf.indexOf('\n\n')) >= 0) {
           const block = buf.slice(0, cut);
           buf = buf.slice(cut + 2);
-          const data = block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
+          const data = block
+            .split('\n')
+            .filter((l) => l.startsWith('data:'))
+            .map((l) => l.slice(5).trimStart())
+            .join('\n');
           if (!data) continue;
           const e = JSON.parse(data) as Edge;
           if (e.pane === pane && e.host === HOST && typeof e.to === 'string') into.push({ at, to: e.to });
@@ -163,8 +167,20 @@ async function main(): Promise<void> {
   writeFileSync(join(dir, 'token'), COLLECTOR_TOKEN);
   const collector = spawn(
     process.execPath,
-    [join(REPO, 'bin/tma.js'), 'collector', '--hub', `ws://127.0.0.1:${hub.port}`, '--token-file', join(dir, 'token'),
-      '--host-name', HOST, '--socket-name', name, '--interval', '60'],
+    [
+      join(REPO, 'bin/tma.js'),
+      'collector',
+      '--hub',
+      `ws://127.0.0.1:${hub.port}`,
+      '--token-file',
+      join(dir, 'token'),
+      '--host-name',
+      HOST,
+      '--socket-name',
+      name,
+      '--interval',
+      '60',
+    ],
     { env, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   atBenchExit(() => collector.kill('SIGKILL'));
@@ -210,11 +226,13 @@ async function main(): Promise<void> {
         firing.push(performance.now() - t0);
         await watching;
         const arrived = (xs: Arrival[], from: number) => xs.slice(from).find((a) => a.to === to);
-        await until(() => inStore() && arrived(viaWs, seenWs) !== undefined && arrived(viaSse, seenSse) !== undefined, 5000, `${label} edge ${i} (${kind} → ${to})`).catch(
-          (e: unknown) => {
-            throw new Error(`${(e as Error).message}\n${collectorLog}`);
-          },
-        );
+        await until(
+          () => inStore() && arrived(viaWs, seenWs) !== undefined && arrived(viaSse, seenSse) !== undefined,
+          5000,
+          `${label} edge ${i} (${kind} → ${to})`,
+        ).catch((e: unknown) => {
+          throw new Error(`${(e as Error).message}\n${collectorLog}`);
+        });
         toStore.push(stored! - t0);
         toWs.push(arrived(viaWs, seenWs)!.at - t0);
         toSse.push(arrived(viaSse, seenSse)!.at - t0);

@@ -25,8 +25,20 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function ev(i: number, host = 'flood'): FleetNotification {
   return {
-    trigger: 'blocked', server: `/tmp/tmux-0/${host}`, pane: `%${i}`, agent: 'claude', episode_ms: 1_796_000_000_000 + i, at: 1_796_000_000_100 + i,
-    state: 'blocked', detail: 'permission', locator: 'main:1.0', repo: 'api', branch: 'main', context_pct: null, pending_tool: 'Bash', pending_summary: null,
+    trigger: 'blocked',
+    server: `/tmp/tmux-0/${host}`,
+    pane: `%${i}`,
+    agent: 'claude',
+    episode_ms: 1_796_000_000_000 + i,
+    at: 1_796_000_000_100 + i,
+    state: 'blocked',
+    detail: 'permission',
+    locator: 'main:1.0',
+    repo: 'api',
+    branch: 'main',
+    context_pct: null,
+    pending_tool: 'Bash',
+    pending_summary: null,
   };
 }
 
@@ -61,21 +73,49 @@ async function flood(): Promise<void> {
   await new Promise<void>((ok) => sink.listen(0, '127.0.0.1', ok));
   const sinkUrl = `http://127.0.0.1:${(sink.address() as { port: number }).port}`;
   const port = await freePort();
-  writeFileSync(join(dir, 'hub.toml'), [
-    `listen = "127.0.0.1:${port}"`,
-    '[[collector]]', 'host = "flood"', 'token = "tok-flood-bench"', '[[collector]]', 'host = "calm"', 'token = "tok-calm-bench"',
-    '[[client]]', 'name = "bench"', 'token = "tok-viewer-bench"', 'role = "viewer"',
-    '[[notify]]', 'name = "ok"', 'kind = "webhook"', `url = "${sinkUrl}/ok"`,
-    '[[notify]]', 'name = "down"', 'kind = "webhook"', `url = "${sinkUrl}/down"`,
-    '[[notify]]', 'name = "script"', 'kind = "command"', 'command = "cat >/dev/null"', '',
-  ].join('\n'));
+  writeFileSync(
+    join(dir, 'hub.toml'),
+    [
+      `listen = "127.0.0.1:${port}"`,
+      '[[collector]]',
+      'host = "flood"',
+      'token = "tok-flood-bench"',
+      '[[collector]]',
+      'host = "calm"',
+      'token = "tok-calm-bench"',
+      '[[client]]',
+      'name = "bench"',
+      'token = "tok-viewer-bench"',
+      'role = "viewer"',
+      '[[notify]]',
+      'name = "ok"',
+      'kind = "webhook"',
+      `url = "${sinkUrl}/ok"`,
+      '[[notify]]',
+      'name = "down"',
+      'kind = "webhook"',
+      `url = "${sinkUrl}/down"`,
+      '[[notify]]',
+      'name = "script"',
+      'kind = "command"',
+      'command = "cat >/dev/null"',
+      '',
+    ].join('\n'),
+  );
   const hub = spawn(process.execPath, [join(ROOT, 'bin/tma.js'), 'hub', '--no-local', '--config', join(dir, 'hub.toml')], {
-    env: { ...process.env, XDG_STATE_HOME: join(dir, 'state'), XDG_CONFIG_HOME: join(dir, 'cfg') }, stdio: 'ignore',
+    env: { ...process.env, XDG_STATE_HOME: join(dir, 'state'), XDG_CONFIG_HOME: join(dir, 'cfg') },
+    stdio: 'ignore',
   });
   const url = `http://127.0.0.1:${port}`;
   try {
     for (let i = 0; i < 600; i++) {
-      if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) break;
+      if (
+        await fetch(`${url}/healthz`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        break;
       await sleep(100);
     }
     const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${hub.pid}/status`, 'utf8'))![1]) / 1024;
@@ -85,12 +125,19 @@ async function flood(): Promise<void> {
     const rssBefore = rss();
     // The probe runs in a process of its own: this one is busy sending the burst and would time
     // its own event loop, not the hub's.
-    const prober = spawn(process.execPath, ['-e', `
+    const prober = spawn(
+      process.execPath,
+      [
+        '-e',
+        `
       const lat = []; let on = true; process.stdin.on('data', () => { on = false; });
       (async () => { while (on) { const t = performance.now();
         const ok = await fetch('${url}/healthz', { signal: AbortSignal.timeout(5000) }).then((r) => r.ok, () => false);
         lat.push(ok ? performance.now() - t : 1e9); await new Promise((r) => setTimeout(r, 20)); }
-        process.stdout.write(JSON.stringify(lat)); process.exit(0); })();`], { stdio: ['pipe', 'pipe', 'inherit'] });
+        process.stdout.write(JSON.stringify(lat)); process.exit(0); })();`,
+      ],
+      { stdio: ['pipe', 'pipe', 'inherit'] },
+    );
     let probeOut = '';
     prober.stdout.on('data', (d) => (probeOut += d));
     const probe = new Promise<void>((ok) => prober.on('exit', () => ok()));
@@ -125,7 +172,9 @@ async function flood(): Promise<void> {
     const sorted = [...lat].sort((x, y) => x - y);
     console.log('phase 1: 5,000 notify frames from one host token, one burst, real hub process, 3 sinks (1 failing)');
     console.log(`  all 5,000 answered in ${allAnsweredMs.toFixed(0)} ms: ${acks} acknowledged, ${refused} refused (${told} rate-limited error frames)`);
-    console.log(`  /healthz: ${lat.length} probes, median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms, worst ${sorted[sorted.length - 1]!.toFixed(1)} ms`);
+    console.log(
+      `  /healthz: ${lat.length} probes, median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms, worst ${sorted[sorted.length - 1]!.toFixed(1)} ms`,
+    );
     console.log(`  other host's notify acknowledged in ${calmAckMs.toFixed(1)} ms; its link ${b.ws.readyState === WebSocket.OPEN ? 'open' : 'CLOSED'}`);
     console.log(`  hub RSS ${rssBefore.toFixed(0)} MB before, ${rss().toFixed(0)} MB after (ratio ${(rss() / rssBefore).toFixed(2)})`);
     a.ws.terminate();
@@ -140,9 +189,20 @@ async function flood(): Promise<void> {
 async function ordinary(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'tma-bench-journal-'));
   const path = join(dir, 'j.jsonl');
-  const sink = (name: string): NotifySinkConfig => ({ name, kind: 'webhook', url: 'http://x', command: null, secret: null, on: ['blocked'], hosts: null, pageUrl: null });
+  const sink = (name: string): NotifySinkConfig => ({
+    name,
+    kind: 'webhook',
+    url: 'http://x',
+    command: null,
+    secret: null,
+    on: ['blocked'],
+    hosts: null,
+    pageUrl: null,
+  });
   const hub = new HubNotifier({
-    journalPath: path, logger: pino({ level: 'silent' }), context: { hubUrl: 'http://hub' },
+    journalPath: path,
+    logger: pino({ level: 'silent' }),
+    context: { hubUrl: 'http://hub' },
     sinks: [sink('a'), sink('b'), sink('down')],
     timing: { groupMs: 5, retryBaseMs: 20, retryCapMs: 50, retryForMs: 3_600_000 },
     // Ordinary traffic from many hosts: the per-host budget is not what is measured here.
@@ -176,7 +236,13 @@ async function ordinary(): Promise<void> {
         `${s.fileLines} lines; entries ${s.entries}, unfinished ${s.unfinished}`,
     );
   }
-  console.log(`  ${hub.metricsText().split('\n').filter((l) => /dropped_total\{sink="down"\}|sent_total\{sink="a"\}/.test(l)).join('; ')}`);
+  console.log(
+    `  ${hub
+      .metricsText()
+      .split('\n')
+      .filter((l) => /dropped_total\{sink="down"\}|sent_total\{sink="a"\}/.test(l))
+      .join('; ')}`,
+  );
   hub.close();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -30,10 +30,34 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function row(host: string, i: number, n: number): Record<string, unknown> {
   const state = STATES[(i + n) % 3]!;
   return {
-    pane: `%${i}`, agent: 'claude', state, detail: state === 'blocked' ? 'permission' : null, since: T0 + n, since_ms: T0 + n, episode_ms: T0 + n,
-    locator: `s${i % 9}:${i}.0`, attention: false, done: false, session: null, transcript: null, permission_request: null,
-    stamped_at_ms: T0 + n, context: null, context_at_ms: null, muted: false, tokens: null, quota: null, cost_usd: null,
-    repo: 'tma', branch: `b${n % 5}`, worktree: null, pending_tool: null, pending_call: null, pending_summary: null, server: SERVER, host,
+    pane: `%${i}`,
+    agent: 'claude',
+    state,
+    detail: state === 'blocked' ? 'permission' : null,
+    since: T0 + n,
+    since_ms: T0 + n,
+    episode_ms: T0 + n,
+    locator: `s${i % 9}:${i}.0`,
+    attention: false,
+    done: false,
+    session: null,
+    transcript: null,
+    permission_request: null,
+    stamped_at_ms: T0 + n,
+    context: null,
+    context_at_ms: null,
+    muted: false,
+    tokens: null,
+    quota: null,
+    cost_usd: null,
+    repo: 'tma',
+    branch: `b${n % 5}`,
+    worktree: null,
+    pending_tool: null,
+    pending_call: null,
+    pending_summary: null,
+    server: SERVER,
+    host,
   };
 }
 
@@ -88,7 +112,8 @@ function browserCpuMs(): [number, number] {
       // gone meanwhile
     }
   }
-  const mine = (pid: number): boolean => pid !== process.pid && pid > 1 && procs.has(pid) && (procs.get(pid)!.ppid === process.pid || mine(procs.get(pid)!.ppid));
+  const mine = (pid: number): boolean =>
+    pid !== process.pid && pid > 1 && procs.has(pid) && (procs.get(pid)!.ppid === process.pid || mine(procs.get(pid)!.ppid));
   let profile: string | null = null;
   for (const [pid, p] of procs) if (mine(pid)) profile ??= /--user-data-dir=[^\0]+/.exec(p.cmd)?.[0] ?? null;
   let renderers = 0;
@@ -121,9 +146,17 @@ async function sample(page: Page, cdp: CDPSession): Promise<Sample> {
   const c = await page.evaluate<[number, number, number]>('[globalThis.__renders ?? 0, globalThis.__lines ?? 0, globalThis.__rendersMs ?? 0]');
   const [rendererCpu, browserCpu] = browserCpuMs();
   return {
-    rendererCpu, browserCpu,
-    at: performance.now(), renders: c[0], renderMs: c[2], lines: c[1], task: m('TaskDuration'), script: m('ScriptDuration'),
-    layout: m('LayoutDuration'), style: m('RecalcStyleDuration'), heap: m('JSHeapUsedSize'),
+    rendererCpu,
+    browserCpu,
+    at: performance.now(),
+    renders: c[0],
+    renderMs: c[2],
+    lines: c[1],
+    task: m('TaskDuration'),
+    script: m('ScriptDuration'),
+    layout: m('LayoutDuration'),
+    style: m('RecalcStyleDuration'),
+    heap: m('JSHeapUsedSize'),
   };
 }
 
@@ -133,8 +166,12 @@ async function main(): Promise<void> {
   const hosts = Array.from({ length: HOSTS }, (_, i) => `h${i}`);
   const hub = await startHub({
     config: {
-      listen: { host: '127.0.0.1', port: 0 }, staleAfterMs: null, lostAfterMs: 86_400_000,
-      collectors: hosts.map((h) => ({ host: h, token: `tok-${h}` })), clients: [{ name: 'bench', token: 'tok-viewer', role: 'viewer' }], ssh: [],
+      listen: { host: '127.0.0.1', port: 0 },
+      staleAfterMs: null,
+      lostAfterMs: 86_400_000,
+      collectors: hosts.map((h) => ({ host: h, token: `tok-${h}` })),
+      clients: [{ name: 'bench', token: 'tok-viewer', role: 'viewer' }],
+      ssh: [],
     },
     // Kept at info only to count the hub pausing the page's stream (a reader that fell behind).
     logger: pino(
@@ -156,7 +193,8 @@ async function main(): Promise<void> {
   while (hub.store.rows().length < PER_HOST * HOSTS) await sleep(20);
 
   const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium', headless: true,
+    executablePath: '/usr/bin/chromium',
+    headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
   });
   atBenchExit(() => void browser.close());

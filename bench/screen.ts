@@ -33,7 +33,8 @@ const cpuMs = (pid: number) => {
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
-const fmt = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(0)} ms  p90 ${pct(xs, 90).toFixed(0)} ms  p99 ${pct(xs, 99).toFixed(0)} ms  max ${Math.max(...xs).toFixed(0)} ms  (n=${xs.length})`;
+const fmt = (xs: number[]) =>
+  `p50 ${pct(xs, 50).toFixed(0)} ms  p90 ${pct(xs, 90).toFixed(0)} ms  p99 ${pct(xs, 99).toFixed(0)} ms  max ${Math.max(...xs).toFixed(0)} ms  (n=${xs.length})`;
 
 async function until(cond: () => boolean, ms: number, what: string): Promise<void> {
   const end = Date.now() + ms;
@@ -45,7 +46,12 @@ async function until(cond: () => boolean, ms: number, what: string): Promise<voi
 
 const FIXTURES = join(REPO, 'test/fixtures');
 const lastLine = (f: string) =>
-  (readFileSync(f, 'utf8').split('\n---\n')[1] ?? '').replace(/\x1b\[[0-9;?]*[@-~]/g, '').split('\n').map((l) => l.trimEnd()).filter((l) => l.trim()).at(-1)!;
+  (readFileSync(f, 'utf8').split('\n---\n')[1] ?? '')
+    .replace(/\x1b\[[0-9;?]*[@-~]/g, '')
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l.trim())
+    .at(-1)!;
 
 async function main(): Promise<void> {
   tmux('new-session', '-d', '-s', 'main', '-x', '120', '-y', '40', 'sh');
@@ -62,15 +68,32 @@ async function main(): Promise<void> {
 
   const hub = await startHub({
     config: {
-      listen: { host: '127.0.0.1', port: 0 }, staleAfterMs: null, lostAfterMs: 86_400_000,
-      collectors: [{ host: HOST, token: 'screen-collector-token' }], clients: [{ name: 'bench', token: 'screen-viewer-token', role: 'viewer' }], ssh: [],
+      listen: { host: '127.0.0.1', port: 0 },
+      staleAfterMs: null,
+      lostAfterMs: 86_400_000,
+      collectors: [{ host: HOST, token: 'screen-collector-token' }],
+      clients: [{ name: 'bench', token: 'screen-viewer-token', role: 'viewer' }],
+      ssh: [],
     },
     logger: pino({ level: 'warn' }),
   });
   writeFileSync(join(dir, 'token'), 'screen-collector-token');
   const collector = spawn(
     process.execPath,
-    [join(REPO, 'bin/tma.js'), 'collector', '--hub', `ws://127.0.0.1:${hub.port}`, '--token-file', join(dir, 'token'), '--host-name', HOST, '--socket-name', name, '--interval', '60'],
+    [
+      join(REPO, 'bin/tma.js'),
+      'collector',
+      '--hub',
+      `ws://127.0.0.1:${hub.port}`,
+      '--token-file',
+      join(dir, 'token'),
+      '--host-name',
+      HOST,
+      '--socket-name',
+      name,
+      '--interval',
+      '60',
+    ],
     { env, stdio: ['ignore', 'ignore', 'inherit'] },
   );
   atBenchExit(() => collector.kill('SIGKILL'));
@@ -98,7 +121,10 @@ async function main(): Promise<void> {
     const show = (to: 'blocked' | 'working', animate: boolean) => {
       if (spinner) clearInterval(spinner);
       spinner = null;
-      if (to === 'blocked' || !animate) { writeFileSync(control, screens[to]); return; }
+      if (to === 'blocked' || !animate) {
+        writeFileSync(control, screens[to]);
+        return;
+      }
       let k = 0;
       writeFileSync(control, spin[0]!);
       spinner = setInterval(() => writeFileSync(control, spin[++k % 2]!), 80);
@@ -131,7 +157,10 @@ async function main(): Promise<void> {
     const still = await round(N, false);
     const busy = await round(N, true);
     console.log(`screen bench: ${N} screen-only changes per round, collector polling every 60 s; the machine is shared and loaded`);
-    for (const [label, r] of [['still working screen', still], ['spinner on the working screen (repaint every 80 ms)', busy]] as const) {
+    for (const [label, r] of [
+      ['still working screen', still],
+      ['spinner on the working screen (repaint every 80 ms)', busy],
+    ] as const) {
       console.log(`${label}:`);
       console.log(`  screen change → edge at a subscriber (all):   ${fmt([...r.toEdge.blocked!, ...r.toEdge.working!])}`);
       console.log(`    working → blocked:                           ${fmt(r.toEdge.blocked!)}`);

@@ -63,7 +63,13 @@ function modulesOf(argv: string[], env: NodeJS.ProcessEnv): string[] {
     stdio: 'ignore',
     timeout: 20_000,
   });
-  return [...new Set(readFileSync(trace, 'utf8').split('\n').filter((u) => u.startsWith('file:')))];
+  return [
+    ...new Set(
+      readFileSync(trace, 'utf8')
+        .split('\n')
+        .filter((u) => u.startsWith('file:')),
+    ),
+  ];
 }
 
 /** Runs the commands interleaved for ROUNDS rounds; the table lines, ratios against the first row. */
@@ -78,8 +84,14 @@ function measure(title: string, cmds: [string, string[], Record<string, string>]
   if (res.status !== 0) throw new Error(`runner failed: ${res.stderr}`);
   const out = JSON.parse(res.stdout) as Record<string, [number, number, number][]>;
   const base = out[cmds[0]![0]]!;
-  const baseWall = pct(base.map((r) => r[0]), 50);
-  const baseCpu = pct(base.map((r) => r[1]), 50);
+  const baseWall = pct(
+    base.map((r) => r[0]),
+    50,
+  );
+  const baseCpu = pct(
+    base.map((r) => r[1]),
+    50,
+  );
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   const lines = [
     `${ROUNDS} interleaved rounds, load average ${load} after`,
@@ -101,7 +113,11 @@ function measure(title: string, cmds: [string, string[], Record<string, string>]
 
 /** A node script that starts the three tmux clients a status without a collector needs. */
 function floorOfOwnLook(server: string, pane: string): string {
-  const calls = [['list-panes', '-a'], ['capture-pane', '-p', '-e', '-t', pane], ['set-option', '-s', '@tma_bench_floor', '1']];
+  const calls = [
+    ['list-panes', '-a'],
+    ['capture-pane', '-p', '-e', '-t', pane],
+    ['set-option', '-s', '@tma_bench_floor', '1'],
+  ];
   return `const { spawnSync } = require('node:child_process'); for (const c of ${JSON.stringify(calls)}) spawnSync('tmux', ['-L', ${JSON.stringify(server)}, ...c]);`;
 }
 
@@ -159,8 +175,8 @@ async function main(): Promise<void> {
     const hub = spawn(process.execPath, [...tma.slice(1), 'hub', '--listen', '127.0.0.1:0', '-L', t.name], { env, stdio: 'ignore' });
     atBenchExit(() => hub.kill('SIGKILL'));
     const heartbeat = () => Number(t.tmux('show-options', '-sqv', '@tma_collector_at').trim()) || 0;
-    for (const deadline = Date.now() + 30_000; Date.now() - heartbeat() > 1000; ) {
-      if (Date.now() > deadline) throw new Error('the hub\'s collector never wrote a fresh heartbeat');
+    for (const deadline = Date.now() + 30_000; Date.now() - heartbeat() > 1000;) {
+      if (Date.now() > deadline) throw new Error("the hub's collector never wrote a fresh heartbeat");
       await new Promise((r) => setTimeout(r, 100));
     }
     const wake = wakeSocketPath(canonicalSocketPath(t.socketPath()), wakeDir(env));
@@ -184,20 +200,32 @@ async function main(): Promise<void> {
       const old = [process.execPath, join(before, 'bin/tma.js')];
       withCollector.push(['before: status', [...old, '-L', t.name, 'status'], { XDG_CACHE_HOME: join(dir, 'cache-before') }]);
     }
-    const hubCpu = () => readFileSync(`/proc/${hub.pid}/stat`, 'utf8').split(') ')[1]!.split(' ').slice(11, 13).reduce((a, b) => a + Number(b), 0);
+    const hubCpu = () =>
+      readFileSync(`/proc/${hub.pid}/stat`, 'utf8')
+        .split(') ')[1]!
+        .split(' ')
+        .slice(11, 13)
+        .reduce((a, b) => a + Number(b), 0);
     const cpuBefore = hubCpu();
-    const phase2 = measure('collector running (tma hub): status takes the heartbeat\'s word', withCollector, env);
+    const phase2 = measure("collector running (tma hub): status takes the heartbeat's word", withCollector, env);
     // Each socket row is run once to warm up and ROUNDS times measured; the module trace runs the status rows once more.
     const asked = 4 * (ROUNDS + 1) + 3;
     const ticks = hubCpu() - cpuBefore;
-    phase2[1].push(`collector (tma hub) CPU over the phase: ${ticks * 10} ms (at 100 ticks/s), ≤ ${((ticks * 10) / asked).toFixed(1)} ms per socket request (${asked} requests, idle work included)`);
+    phase2[1].push(
+      `collector (tma hub) CPU over the phase: ${ticks * 10} ms (at 100 ticks/s), ≤ ${((ticks * 10) / asked).toFixed(1)} ms per socket request (${asked} requests, idle work included)`,
+    );
     hub.kill('SIGTERM');
     for (const [title, rows] of [phase1, phase2] as const) {
       console.log(`\n${title}`);
       for (const line of rows) console.log(line);
     }
     if (process.env.BENCH_SHOW_MODULES) {
-      for (const [name, argv, extra] of cmds.slice(1)) console.log(`\n${name}:\n${modulesOf(argv, { ...env, ...extra }).map((u) => u.replace(`file://${REPO}/`, '  ')).join('\n')}`);
+      for (const [name, argv, extra] of cmds.slice(1))
+        console.log(
+          `\n${name}:\n${modulesOf(argv, { ...env, ...extra })
+            .map((u) => u.replace(`file://${REPO}/`, '  '))
+            .join('\n')}`,
+        );
     }
   } finally {
     t.kill();

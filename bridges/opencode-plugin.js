@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 
-const HOOK = "@@TMA_HOOK@@";
+const HOOK = '@@TMA_HOOK@@';
 // A hook that hangs must not hold back the events behind it for ever.
 const HOOK_TIMEOUT_MS = 5000;
 let announced = false;

@@ -3,7 +3,7 @@
 // reports context use when a turn settles. Edits are overwritten on the next install.
 import { spawn } from 'node:child_process';
 
-const HOOK = "@@TMA_HOOK@@";
+const HOOK = '@@TMA_HOOK@@';
 const EVENTS = ['session_start', 'before_agent_start', 'tool_execution_start', 'agent_settled', 'session_shutdown'];
 
 // A hook that hangs must not hold back the events behind it for ever.

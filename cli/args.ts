@@ -29,7 +29,11 @@ type ValueOf<T extends FlagType> = T extends 'boolean' ? true : T extends 'numbe
 export type Options<F extends Flags> = { -readonly [K in keyof F]?: ValueOf<F[K]['type']> };
 
 /** The flags of every verb in `V` at once: what a parse against all of them may return. */
-export type AnyVerbFlags<V extends Readonly<Record<string, Flags>>> = (V[keyof V] extends infer U ? (U extends Flags ? (k: U) => void : never) : never) extends (k: infer I) => void ? I & Flags : never;
+export type AnyVerbFlags<V extends Readonly<Record<string, Flags>>> = (
+  V[keyof V] extends infer U ? (U extends Flags ? (k: U) => void : never) : never
+) extends (k: infer I) => void
+  ? I & Flags
+  : never;
 
 export const bool = { type: 'boolean' } as const;
 export const text = { type: 'string' } as const;

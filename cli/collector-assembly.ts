@@ -182,7 +182,11 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
       };
       // Screens seen as they change: a pane that painted and went quiet is looked at now.
       const watch = new OutputWatch({
-        target: { kind: 'path', path: socketPath }, bin, env, runner: engine.runner, log,
+        target: { kind: 'path', path: socketPath },
+        bin,
+        env,
+        runner: engine.runner,
+        log,
         onDue: (panes) => {
           engine.markPainted(panes);
           wake();

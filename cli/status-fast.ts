@@ -104,7 +104,12 @@ export async function statusFast(argv: readonly string[], env: NodeJS.ProcessEnv
     const now = Date.now();
     const rows = settledRows(outs, now, config.fold.freshnessMs, hostName());
     if (rows === null) return { answered: false, listing: outs.slice(0, 4) };
-    out = renderStatus(format, rows.filter((r) => selectRow(sel, r)), now, config.status);
+    out = renderStatus(
+      format,
+      rows.filter((r) => selectRow(sel, r)),
+      now,
+      config.status,
+    );
   } catch {
     // Usage errors, tmux errors and the rest are the full path's to word.
     return DECLINED;

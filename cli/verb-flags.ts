@@ -17,15 +17,29 @@ export const DOCTOR = { json: bool, 'exit-code': bool } as const satisfies Flags
 export const EVENT = { agent: text, kind: text, pane: text, payload: text } as const satisfies Flags;
 
 export const ACT = {
-  json: bool, pane: text, ...SELECTOR, all: bool, 'dry-run': bool, arg: list, force: bool, yes: bool, list: bool, slot: text,
+  json: bool,
+  pane: text,
+  ...SELECTOR,
+  all: bool,
+  'dry-run': bool,
+  arg: list,
+  force: bool,
+  yes: bool,
+  list: bool,
+  slot: text,
   'expect-episode-ms': { type: 'number', integer: true, invalid: (raw: string) => `--expect-episode-ms needs an epoch in ms, got "${raw}"` },
-  'expect-permission-request': text, server: text, 'expect-prompt': text, again: bool,
+  'expect-permission-request': text,
+  server: text,
+  'expect-prompt': text,
+  again: bool,
 } as const satisfies Flags;
 
 export const MUTE = { pane: text, ...SELECTOR, for: text, clear: bool } as const satisfies Flags;
 
 export const SUPERVISE = {
-  pane: text, name: text, nonce: text,
+  pane: text,
+  name: text,
+  nonce: text,
   'timeout-ms': { type: 'number', integer: true, invalid: () => 'supervise: missing arguments' },
 } as const satisfies Flags;
 
@@ -39,24 +53,59 @@ export const DEBUG = { trigger: text, json: bool } as const satisfies Flags;
 
 // --count, --since and --timeout are read by shared/wait.ts, which words their errors.
 export const WAIT = {
-  until: { type: 'string', values: [...STATES, 'done'] }, pane: text, any: bool, all: bool,
-  count: text, since: text, timeout: text, json: bool, ...SELECTOR,
+  until: { type: 'string', values: [...STATES, 'done'] },
+  pane: text,
+  any: bool,
+  all: bool,
+  count: text,
+  since: text,
+  timeout: text,
+  json: bool,
+  ...SELECTOR,
 } as const satisfies Flags;
 
 export const SUBSCRIBE = { json: bool, interval: text, 'changes-only': bool, events: bool, ...SELECTOR } as const satisfies Flags;
 
 export const INSTALL_HOOKS = {
-  all: bool, check: bool, uninstall: bool, yes: bool, statusline: bool, 'no-statusline': bool,
-  settings: text, 'gemini-settings': text, 'codex-config': text, 'codex-hooks': text, 'cursor-hooks': text, 'cursor-cli-config': text,
-  'opencode-plugin': text, 'pi-extension': text, 'config-dir': text, 'wrapper-path': text,
+  all: bool,
+  check: bool,
+  uninstall: bool,
+  yes: bool,
+  statusline: bool,
+  'no-statusline': bool,
+  settings: text,
+  'gemini-settings': text,
+  'codex-config': text,
+  'codex-hooks': text,
+  'cursor-hooks': text,
+  'cursor-cli-config': text,
+  'opencode-plugin': text,
+  'pi-extension': text,
+  'config-dir': text,
+  'wrapper-path': text,
   'wrapper-ref': { type: 'string', values: ['absolute', 'bare'] },
 } as const satisfies Flags;
 
-export const INSTALL_KEYS = { uninstall: bool, check: bool, mouse: bool, 'no-daemon': bool, yes: bool, conf: text, 'config-dir': text } as const satisfies Flags;
+export const INSTALL_KEYS = {
+  uninstall: bool,
+  check: bool,
+  mouse: bool,
+  'no-daemon': bool,
+  yes: bool,
+  conf: text,
+  'config-dir': text,
+} as const satisfies Flags;
 
 export const INIT = { yes: bool, 'no-daemon': bool, 'config-dir': text, conf: text } as const satisfies Flags;
 
 export const JUMP = {
-  attention: bool, blocked: bool, next: bool, back: bool, home: bool, pane: text, menu: bool, client: { type: 'string', short: 'c' },
+  attention: bool,
+  blocked: bool,
+  next: bool,
+  back: bool,
+  home: bool,
+  pane: text,
+  menu: bool,
+  client: { type: 'string', short: 'c' },
   ...SELECTOR,
 } as const satisfies Flags;

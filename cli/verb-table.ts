@@ -32,7 +32,12 @@ export const VERB_TABLE = {
     flags: F.WAIT,
     usage: ['tma wait --until STATES [--pane ID|--any|--all|--count N] [--since MS] [--timeout SECS] [--json]'],
     help: '  block until agents reach a state (exit 124 on timeout)\n\n  tma wait --until idle --pane %3 --timeout 600',
-    overview: [['wait --until STATES [--pane ID|--any|--all|--count N] [--since MS] [--timeout SECS] [--json]', 'block until agents reach a state (exit 124 on timeout)']],
+    overview: [
+      [
+        'wait --until STATES [--pane ID|--any|--all|--count N] [--since MS] [--timeout SECS] [--json]',
+        'block until agents reach a state (exit 124 on timeout)',
+      ],
+    ],
     section: 'commands',
     positionals: false,
     load: async () => (await import('./verbs/wait.js')).main,
@@ -104,8 +109,14 @@ export const VERB_TABLE = {
       '  then print the entry (and, for a host, the collector command); --print only prints\n\n' +
       '  tma hub --listen 0.0.0.0:7480\n  tma hub token --host gpu1 --hub ws://hub.lan:7480',
     overview: [
-      ['hub [--listen ADDR:PORT] [--config hub.toml] [--no-local]', "serve the fleet (default 127.0.0.1:7480), with this\nmachine's own agents unless --no-local"],
-      ['hub token --host NAME | --client NAME --role viewer|operator [--dir DIR] [--force] [--print]', 'mint a 0600 token file, add it to hub.toml\nand reload the hub (--print only prints)'],
+      [
+        'hub [--listen ADDR:PORT] [--config hub.toml] [--no-local]',
+        "serve the fleet (default 127.0.0.1:7480), with this\nmachine's own agents unless --no-local",
+      ],
+      [
+        'hub token --host NAME | --client NAME --role viewer|operator [--dir DIR] [--force] [--print]',
+        'mint a 0600 token file, add it to hub.toml\nand reload the hub (--print only prints)',
+      ],
     ],
     section: 'commands',
     positionals: { words: ['token'] },

@@ -13,7 +13,10 @@ const FORMAT = 1;
 
 function keyOf(bundled: ManifestFile[], user: ManifestFile[]): string {
   const parts = [`v${FORMAT}`, ENGINE_VERSION];
-  for (const [tag, files] of [['b', bundled], ['u', user]] as const) {
+  for (const [tag, files] of [
+    ['b', bundled],
+    ['u', user],
+  ] as const) {
     for (const f of files) parts.push(`${tag}\u0000${f.path}\u0000${f.text}`);
   }
   return entryName('manifests', parts);

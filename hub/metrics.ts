@@ -74,7 +74,12 @@ export class HubMetrics {
       'Agent panes held, by host and state class (every class, zeros included).',
       hosts.flatMap((h) => CLASSES.map((c) => `tma_hub_agents{host="${label(h.host)}",state="${c}"} ${h.classes[c]}`)),
     );
-    metric('tma_hub_host_up', 'gauge', "1 while the host's link is up, else 0.", hosts.map((h) => `tma_hub_host_up{host="${label(h.host)}"} ${h.reachable ? 1 : 0}`));
+    metric(
+      'tma_hub_host_up',
+      'gauge',
+      "1 while the host's link is up, else 0.",
+      hosts.map((h) => `tma_hub_host_up{host="${label(h.host)}"} ${h.reachable ? 1 : 0}`),
+    );
     metric(
       'tma_hub_host_oldest_blocked_timestamp_seconds',
       'gauge',
@@ -92,29 +97,27 @@ export class HubMetrics {
         'tma_hub_pane_state',
         'gauge',
         'One series per agent pane, labelled with its state class; always 1 ([metrics] per_pane).',
-        store.rows().map((r) =>
-          `tma_hub_pane_state{host="${label(r.host)}",server="${label(r.server)}",pane="${label(r.pane)}",agent="${label(r.agent)}",state="${classOf(r.state, r.attention)}"} 1`),
+        store
+          .rows()
+          .map(
+            (r) =>
+              `tma_hub_pane_state{host="${label(r.host)}",server="${label(r.server)}",pane="${label(r.pane)}",agent="${label(r.agent)}",state="${classOf(r.state, r.attention)}"} 1`,
+          ),
       );
     }
-    metric('tma_hub_hosts_connected', 'gauge', 'Hosts whose link is up.', [
-      `tma_hub_hosts_connected ${hosts.filter((h) => h.reachable).length}`,
-    ]);
+    metric('tma_hub_hosts_connected', 'gauge', 'Hosts whose link is up.', [`tma_hub_hosts_connected ${hosts.filter((h) => h.reachable).length}`]);
     metric('tma_hub_hosts_known', 'gauge', 'Hosts the hub holds, by condition.', [
       `tma_hub_hosts_known{condition="reachable"} ${hosts.filter((h) => h.reachable).length}`,
       `tma_hub_hosts_known{condition="stale"} ${hosts.filter((h) => h.stale).length}`,
       `tma_hub_hosts_known{condition="lost"} ${hosts.filter((h) => h.lost).length}`,
     ]);
     metric('tma_hub_rows', 'gauge', 'Agent rows held, all hosts.', [`tma_hub_rows ${hosts.reduce((n, h) => n + h.rows, 0)}`]);
-    metric('tma_hub_reconnects_total', 'counter', 'Hellos from a host that had connected before.', [
-      `tma_hub_reconnects_total ${this.reconnects}`,
-    ]);
+    metric('tma_hub_reconnects_total', 'counter', 'Hellos from a host that had connected before.', [`tma_hub_reconnects_total ${this.reconnects}`]);
     metric('tma_hub_frames_applied_total', 'counter', 'Collector frames accepted.', [`tma_hub_frames_applied_total ${this.framesApplied}`]);
     metric('tma_hub_frames_rejected_total', 'counter', 'Collector frames refused, by error code.', [
       ...[...this.framesRejected].sort().map(([code, n]) => `tma_hub_frames_rejected_total{code="${label(code)}"} ${n}`),
     ]);
-    metric('tma_hub_resyncs_total', 'counter', 'Fresh snapshots requested after a gap or an unknown server.', [
-      `tma_hub_resyncs_total ${this.resyncs}`,
-    ]);
+    metric('tma_hub_resyncs_total', 'counter', 'Fresh snapshots requested after a gap or an unknown server.', [`tma_hub_resyncs_total ${this.resyncs}`]);
     metric('tma_hub_auth_failures_total', 'counter', 'Requests refused for their credential.', [
       ...[...this.authFailures].sort().map(([k, n]) => {
         const [endpoint, reason] = k.split('\u0000');
@@ -132,7 +135,12 @@ export class HubMetrics {
       `tma_hub_subscribers_dropped_total{transport="ws"} ${this.subscribersDropped.get('ws') ?? 0}`,
       `tma_hub_subscribers_dropped_total{transport="sse"} ${this.subscribersDropped.get('sse') ?? 0}`,
     ]);
-    metric('tma_hub_host_rows', 'gauge', 'Agent rows held per host.', hosts.map((h) => `tma_hub_host_rows{host="${label(h.host)}"} ${h.rows}`));
+    metric(
+      'tma_hub_host_rows',
+      'gauge',
+      'Agent rows held per host.',
+      hosts.map((h) => `tma_hub_host_rows{host="${label(h.host)}"} ${h.rows}`),
+    );
     metric(
       'tma_hub_host_lag_seconds',
       'gauge',

@@ -82,10 +82,7 @@ export const isLoopback = (host: string): boolean => /^(127\.|localhost$|::1$|::
 function defaultLogger(): Logger {
   // Logs belong on stderr, as with the CLI's logger: stdout is for what a caller reads.
   const level = (LOG_LEVELS as readonly string[]).includes(process.env.TMA_LOG_LEVEL ?? '') ? process.env.TMA_LOG_LEVEL! : 'info';
-  return pino(
-    { name: 'tma-hub', level, redact: ['authorization', 'token', '*.authorization', '*.token'] },
-    pino.destination({ fd: 2, sync: true }),
-  );
+  return pino({ name: 'tma-hub', level, redact: ['authorization', 'token', '*.authorization', '*.token'] }, pino.destination({ fd: 2, sync: true }));
 }
 
 export async function startHub(opts: StartHubOptions): Promise<Hub> {
@@ -107,11 +104,19 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   // The base of the links notifications carry: public_url, else the hub's address once listening.
   const notifyContext = { hubUrl: config.publicUrl ?? '' };
   const notifier = new HubNotifier({
-    journalPath: opts.notifyJournal ?? null, sinks: config.notify ?? [], logger, context: notifyContext, clock,
+    journalPath: opts.notifyJournal ?? null,
+    sinks: config.notify ?? [],
+    logger,
+    context: notifyContext,
+    clock,
     ...(opts.notifyTiming ? { timing: opts.notifyTiming } : {}),
   });
   const sessions = new LinkSessions({
-    store, metrics, logger, heartbeatMs, clock,
+    store,
+    metrics,
+    logger,
+    heartbeatMs,
+    clock,
     deadAfterMs: config.staleAfterMs ?? staleAfterDefault(heartbeatMs),
     pendingSnapshotMaxBytes: opts.pendingSnapshotMaxBytes,
     onNotify: (host, event) => notifier.receive(host, event),
@@ -122,17 +127,26 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   sweepTimer.unref();
 
   const app = hubApp({
-    gate, store, metrics, notifier, logger, clock,
+    gate,
+    store,
+    metrics,
+    notifier,
+    logger,
+    clock,
     session: (host) => sessions.session(host),
     actTimeoutMs: opts.actTimeoutMs ?? DEFAULT_ACT_TIMEOUT_MS,
   });
   const subscribe = new SubscribeEndpoint({
-    gate, streams, logger,
+    gate,
+    streams,
+    logger,
     limits: { maxBufferedBytes: opts.subscriberMaxBufferedBytes ?? 8 * 1024 * 1024, drainTimeoutMs: opts.sseDrainTimeoutMs ?? 10_000 },
   });
   const collect = new CollectEndpoint({ gate, sessions, metrics, logger });
   const http = await listenHttp({
-    listen, app, logger,
+    listen,
+    app,
+    logger,
     sse: (req, res) => subscribe.serveSse(req, res),
     upgrades: {
       '/v1/collect': (req, socket, head) => collect.upgrade(req, socket, head),
@@ -147,7 +161,10 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   notifyContext.hubUrl = config.publicUrl ?? http.url;
   logger.info({ url: http.url, ...(config.publicUrl ? { public_url: config.publicUrl } : {}) }, 'hub listening');
   if (!isLoopback(listen.host)) {
-    logger.warn({ listen: `${listen.host}:${http.port}` }, 'the hub speaks plain HTTP beyond loopback: tokens travel in clear; keep it on loopback behind a TLS proxy, or use the ssh transport');
+    logger.warn(
+      { listen: `${listen.host}:${http.port}` },
+      'the hub speaks plain HTTP beyond loopback: tokens travel in clear; keep it on loopback behind a TLS proxy, or use the ssh transport',
+    );
   }
 
   const ssh = new SshDialers({ sessions, store, logger, tuning: opts.ssh });
@@ -163,25 +180,29 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     attachLink: (link, o) => sessions.attach(link, o),
     session: (host) => sessions.session(host),
     notifier,
-    reload: (next) => applyReload({
-      logger,
-      current: () => config,
-      commit: (c) => {
-        config = c;
-        metrics.perPane = c.metrics?.perPane ?? false;
-        notifyContext.hubUrl = c.publicUrl ?? http.url;
-      },
-      setCredentials: (c) => book.replace(c),
-      closeClientStreams: (name, reason) => subscribe.closeClient(name, reason),
-      closeHostLinks: (host, reason) => sessions.closeTokenLinks(host, reason),
-      declareHost: (host, transport) => store.declare(host, transport),
-      // A reload still settling when the hub closes must not start a dialer nobody stops.
-      dialSsh: (target) => {
-        if (closed === null) ssh.dial(target);
-      },
-      stopSsh: (name, reason) => ssh.stop(name, reason),
-      setSinks: (sinks) => notifier.setSinks(sinks),
-    }, next),
+    reload: (next) =>
+      applyReload(
+        {
+          logger,
+          current: () => config,
+          commit: (c) => {
+            config = c;
+            metrics.perPane = c.metrics?.perPane ?? false;
+            notifyContext.hubUrl = c.publicUrl ?? http.url;
+          },
+          setCredentials: (c) => book.replace(c),
+          closeClientStreams: (name, reason) => subscribe.closeClient(name, reason),
+          closeHostLinks: (host, reason) => sessions.closeTokenLinks(host, reason),
+          declareHost: (host, transport) => store.declare(host, transport),
+          // A reload still settling when the hub closes must not start a dialer nobody stops.
+          dialSsh: (target) => {
+            if (closed === null) ssh.dial(target);
+          },
+          stopSsh: (name, reason) => ssh.stop(name, reason),
+          setSinks: (sinks) => notifier.setSinks(sinks),
+        },
+        next,
+      ),
     close() {
       closed ??= (async () => {
         clearInterval(sweepTimer);

@@ -39,8 +39,18 @@ export const rowKey = (r: { host: string; server: string; pane: string }) => `${
 
 export function edge(r: EdgeRow, from: StateClass | '', to: StateClass | '', at: number): Edge {
   return {
-    schema: 1, at_ms: at, pane: r.pane, agent: r.agent, from, to, detail: r.detail, locator: r.locator,
-    repo: r.repo, branch: r.branch, host: r.host, server: r.server,
+    schema: 1,
+    at_ms: at,
+    pane: r.pane,
+    agent: r.agent,
+    from,
+    to,
+    detail: r.detail,
+    locator: r.locator,
+    repo: r.repo,
+    branch: r.branch,
+    host: r.host,
+    server: r.server,
   };
 }
 

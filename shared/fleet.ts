@@ -39,9 +39,20 @@ export interface HostStatus {
 }
 
 export const HOST_STATUS_KEYS = [
-  'host', 'transport', 'reachable', 'stale', 'last_seen_ms', 'reason', 'collector_version', 'servers', 'actions_allowed', 'schema',
+  'host',
+  'transport',
+  'reachable',
+  'stale',
+  'last_seen_ms',
+  'reason',
+  'collector_version',
+  'servers',
+  'actions_allowed',
+  'schema',
   'last_refusal',
-  'clock_offset_ms', 'actions_by_agent', 'shares_prompt',
+  'clock_offset_ms',
+  'actions_by_agent',
+  'shares_prompt',
 ] as const satisfies readonly (keyof HostStatus)[];
 
 export interface FleetDocument {

@@ -14,8 +14,14 @@ const PANE_RE = /^%\d+$/;
 const STATE_SET = new Set<unknown>(STATES);
 
 type Check = (v: unknown) => boolean;
-const str = (max: number): Check => (v) => typeof v === 'string' && v.length <= max;
-const nullableStr = (max: number): Check => (v) => v === null || (typeof v === 'string' && v.length <= max);
+const str =
+  (max: number): Check =>
+  (v) =>
+    typeof v === 'string' && v.length <= max;
+const nullableStr =
+  (max: number): Check =>
+  (v) =>
+    v === null || (typeof v === 'string' && v.length <= max);
 const count: Check = (v) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 const nullableNumber: Check = (v) => v === null || (typeof v === 'number' && Number.isFinite(v));
 const bool: Check = (v) => typeof v === 'boolean';

@@ -7,8 +7,18 @@ const flag = (b: boolean | null) => (b ? '1' : '');
 
 export function lsTextLine(r: AgentRow): string {
   return [
-    r.pane, r.agent, r.state, r.detail ?? '', String(r.since), r.locator, r.title,
-    flag(r.attention), flag(r.muted), r.repo ?? '', r.branch ?? '', flag(r.worktree),
+    r.pane,
+    r.agent,
+    r.state,
+    r.detail ?? '',
+    String(r.since),
+    r.locator,
+    r.title,
+    flag(r.attention),
+    flag(r.muted),
+    r.repo ?? '',
+    r.branch ?? '',
+    flag(r.worktree),
   ].join('\t');
 }
 
@@ -28,7 +38,18 @@ export function fleetAsks(r: Pick<AgentRow, 'state' | 'pending_summary'>, host: 
 /** Fleet rows have no title: it never leaves its host. */
 export function fleetLsTextLine(r: Omit<AgentRow, 'title'>): string {
   return [
-    r.host, r.server, r.pane, r.agent, r.state, r.detail ?? '', String(r.since), r.locator,
-    flag(r.attention), flag(r.muted), r.repo ?? '', r.branch ?? '', flag(r.worktree),
+    r.host,
+    r.server,
+    r.pane,
+    r.agent,
+    r.state,
+    r.detail ?? '',
+    String(r.since),
+    r.locator,
+    flag(r.attention),
+    flag(r.muted),
+    r.repo ?? '',
+    r.branch ?? '',
+    flag(r.worktree),
   ].join('\t');
 }

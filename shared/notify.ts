@@ -41,8 +41,20 @@ export type FleetNotification = z.infer<typeof fleetNotificationSchema>;
 
 /** Key order of a fleet notification; pinned by a test. */
 export const FLEET_NOTIFICATION_KEYS = [
-  'trigger', 'server', 'pane', 'agent', 'episode_ms', 'at', 'state', 'detail', 'locator', 'repo', 'branch',
-  'context_pct', 'pending_tool', 'pending_summary',
+  'trigger',
+  'server',
+  'pane',
+  'agent',
+  'episode_ms',
+  'at',
+  'state',
+  'detail',
+  'locator',
+  'repo',
+  'branch',
+  'context_pct',
+  'pending_tool',
+  'pending_summary',
 ] as const satisfies readonly (keyof FleetNotification)[];
 
 /** Collector → hub: a notification, kept and resent by the collector until acknowledged. */

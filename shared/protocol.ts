@@ -24,7 +24,11 @@ export const MAX_FRAME_BYTES = 1 << 20;
 export const HEARTBEAT_MS = 5000;
 export const DEAD_AFTER_HEARTBEATS = 3;
 
-const hostName = z.string().min(1).max(253).regex(/^[A-Za-z0-9._-]+$/, 'host names use letters, digits, dot, dash, underscore');
+const hostName = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(/^[A-Za-z0-9._-]+$/, 'host names use letters, digits, dot, dash, underscore');
 const epoch = z.string().regex(/^[0-9a-f]{16,64}$/, 'an epoch is 16–64 lowercase hex digits');
 const seq = z.number().int().nonnegative();
 const paneId = z.string().regex(/^%\d+$/);
@@ -57,7 +61,15 @@ export const helloFrame = z.strictObject({
    * agent → action → lane, for the allowed actions each agent has a transport for ("*" stands
    * for every agent): lets a hub offer only what this host would fire.
    */
-  actions_by_agent: z.record(z.string().regex(/^[A-Za-z0-9._*-]+$/).max(64), z.record(z.string().regex(/^[a-z0-9_-]+$/), actionLane)).optional(),
+  actions_by_agent: z
+    .record(
+      z
+        .string()
+        .regex(/^[A-Za-z0-9._*-]+$/)
+        .max(64),
+      z.record(z.string().regex(/^[a-z0-9_-]+$/), actionLane),
+    )
+    .optional(),
   /** Whether this host's rows carry what a prompt asks (`[remote] share_prompt`); absent from older collectors. */
   share_prompt: z.boolean().optional(),
 });
@@ -128,7 +140,11 @@ export const actRequestFrame = z.strictObject({
   /** The prompt_id of the row the person saw; absent from older hubs. */
   expect_prompt: z.string().regex(PROMPT_ID_RE, PROMPT_ID_RULE).nullable().optional(),
   /** Idempotency key: the same slot never fires twice on the host. */
-  slot: z.string().min(1).max(200).regex(/^[A-Za-z0-9._:-]+$/),
+  slot: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[A-Za-z0-9._:-]+$/),
   /** Who asked, for the host's audit log. */
   principal: z.string().max(128),
   /** Epoch ms on the hub's clock after which the hub has given up; informational on the host. */
@@ -187,10 +203,7 @@ const HUB_TYPES = new Set(['welcome', 'heartbeat', 'error', 'act', 'notify_ack']
  * Decode one frame's text. Never throws: a bad frame comes back as the error frame to answer it
  * with, so neither side can be crashed by what the other sends.
  */
-export function decodeFrame<T>(
-  text: string,
-  side: 'from-collector' | 'from-hub',
-): { ok: true; frame: T } | { ok: false; error: FrameError; type?: string } {
+export function decodeFrame<T>(text: string, side: 'from-collector' | 'from-hub'): { ok: true; frame: T } | { ok: false; error: FrameError; type?: string } {
   if (Buffer.byteLength(text, 'utf8') > MAX_FRAME_BYTES) {
     return { ok: false, error: { type: 'error', code: 'too-large', message: `frame larger than ${MAX_FRAME_BYTES} bytes` } };
   }

@@ -82,10 +82,7 @@ function promLabel(v: string): string {
 /** Prometheus text: class totals, then how long each pane has been in its class. */
 export function statusProm(rows: readonly CountableRow[], now: number, withOrigin = false): string {
   const c = countRows(rows);
-  const out: string[] = [
-    '# HELP tma_agents Agent panes per state class.',
-    '# TYPE tma_agents gauge',
-  ];
+  const out: string[] = ['# HELP tma_agents Agent panes per state class.', '# TYPE tma_agents gauge'];
   for (const k of ['working', 'blocked', 'idle', 'unknown', 'done'] as const) out.push(`tma_agents{state="${k}"} ${c[k]}`);
   out.push('# HELP tma_agent_state_seconds Seconds each agent pane has spent in its current state.');
   out.push('# TYPE tma_agent_state_seconds gauge');
@@ -107,7 +104,12 @@ export function isStatusFormat(f: string): f is StatusFormat {
 }
 
 /** `tma status` output for the counted rows, in one of STATUS_FORMATS (the full and the quick path share it). */
-export function renderStatus(format: StatusFormat, rows: readonly (CountableRow & { context?: number | null })[], now: number, styles: StatusStyles = {}): string {
+export function renderStatus(
+  format: StatusFormat,
+  rows: readonly (CountableRow & { context?: number | null })[],
+  now: number,
+  styles: StatusStyles = {},
+): string {
   if (format === 'prom') return statusProm(rows, now);
   const c = countRows(rows);
   return format === 'tmux' ? statusTmux(c, styles) : format === 'plain' ? statusPlain(c, styles) : statusJson(c, rows);

@@ -19,12 +19,7 @@ export interface MemberKey {
   pane: string;
 }
 
-export type WaitTarget =
-  | { kind: 'pane'; pane: string }
-  | { kind: 'agent' }
-  | { kind: 'any' }
-  | { kind: 'all' }
-  | { kind: 'count'; n: number };
+export type WaitTarget = { kind: 'pane'; pane: string } | { kind: 'agent' } | { kind: 'any' } | { kind: 'all' } | { kind: 'count'; n: number };
 
 export interface WaitSpec {
   until: SelectorToken[];

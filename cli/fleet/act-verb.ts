@@ -146,7 +146,8 @@ interface Plan {
 /** Every usage rule, checked before the hub is asked anything. */
 export function planFleetAct(p: Parsed<typeof ACT>): Plan {
   const o = p.opts;
-  for (const f of LOCAL_ONLY) if (o[f] !== undefined) throw new UsageError(`--${f} is not available with --hub (the host never forces, assumes a yes, or takes --arg)`);
+  for (const f of LOCAL_ONLY)
+    if (o[f] !== undefined) throw new UsageError(`--${f} is not available with --hub (the host never forces, assumes a yes, or takes --arg)`);
   const action = p.positionals[0];
   if (action === undefined) throw new UsageError('act needs an action name');
   if (p.positionals.length > 1) throw new UsageError(`unexpected argument "${p.positionals[1]}"`);
@@ -174,7 +175,10 @@ export function planFleetAct(p: Parsed<typeof ACT>): Plan {
 
 /** What the answered row asked, as its host shared it (or that it did not), after the note. */
 function askedNote(row: FleetRow, doc: FleetDocument): string {
-  const asks = fleetAsks(row, doc.hosts.find((h) => h.host === row.host));
+  const asks = fleetAsks(
+    row,
+    doc.hosts.find((h) => h.host === row.host),
+  );
   return asks === '' ? '' : ` (asked: ${asks})`;
 }
 
@@ -188,7 +192,8 @@ async function send(t: HubTarget, body: ActBody): Promise<Sent> {
     // A refused token never reached a host; anything else (a broken connection, a garbled
     // answer) may have, and only the slot can tell.
     const message = (e as Error).message;
-    const maybe = e instanceof ExitError && /^the hub refused/.test(message) ? '' : `; the request may have reached ${body.host}: ask again with --slot ${body.slot}`;
+    const maybe =
+      e instanceof ExitError && /^the hub refused/.test(message) ? '' : `; the request may have reached ${body.host}: ask again with --slot ${body.slot}`;
     return { kind: 'fail', code: e instanceof ExitError ? e.code : 1, message: `${message}${maybe}` };
   }
   const err = (res.body as { error?: unknown } | null)?.error;
@@ -237,8 +242,14 @@ export async function main(p: Parsed<typeof ACT>): Promise<number> {
         process.stderr.write(`tma: ${plan.action} ${row.pane} on ${row.host}: ${sent.message}\n`);
         const vanished = sent.code === 3;
         r = {
-          schema: 1, action: plan.action, pane: row.pane, outcome: vanished ? 'vanished' : 'error', exit_code: vanished ? 3 : 1,
-          reason: vanished ? 'pane-gone' : null, host: row.host, server: row.server,
+          schema: 1,
+          action: plan.action,
+          pane: row.pane,
+          outcome: vanished ? 'vanished' : 'error',
+          exit_code: vanished ? 3 : 1,
+          reason: vanished ? 'pane-gone' : null,
+          host: row.host,
+          server: row.server,
         };
       }
       const n = remoteNote(r, body.slot);

@@ -30,12 +30,14 @@ export async function ls(p: Parsed<typeof LS>): Promise<number> {
     const doc = await agents(t, selectorQuery(p));
     const pane = p.opts.pane;
     const rows = pane ? doc.agents.filter((r) => r.pane === pane) : doc.agents;
-    if (p.opts.json === true) process.stdout.write(`${toJsonLine({ ...doc, agents: rows })}
+    if (p.opts.json === true)
+      process.stdout.write(`${toJsonLine({ ...doc, agents: rows })}
 `);
     else {
       // The fleet form ends with what a blocked row asks, so a person sees what they would approve.
       const hosts = new Map(doc.hosts.map((h) => [h.host, h]));
-      for (const r of rows) process.stdout.write(`${fleetLsTextLine(r)}	${fleetAsks(r, hosts.get(r.host))}${r.stale ? '	stale' : ''}
+      for (const r of rows)
+        process.stdout.write(`${fleetLsTextLine(r)}	${fleetAsks(r, hosts.get(r.host))}${r.stale ? '	stale' : ''}
 `);
     }
     return 0;
@@ -52,7 +54,13 @@ export async function status(p: Parsed<typeof STATUS>): Promise<number> {
     const doc = await agents(t, selectorQuery(p));
     const c = countRows(doc.agents);
     const out =
-      format === 'tmux' ? statusTmux(c, styles) : format === 'plain' ? statusPlain(c, styles) : format === 'json' ? statusJson(c, doc.agents) : statusProm(doc.agents, Date.now(), true);
+      format === 'tmux'
+        ? statusTmux(c, styles)
+        : format === 'plain'
+          ? statusPlain(c, styles)
+          : format === 'json'
+            ? statusJson(c, doc.agents)
+            : statusProm(doc.agents, Date.now(), true);
     process.stdout.write(out);
     return 0;
   });

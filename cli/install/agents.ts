@@ -109,9 +109,7 @@ export async function installAgent(agent: string, m: AgentManifest, paths: Agent
     }
   }
   if (agent === 'gemini') {
-    process.stdout.write(
-      'tma: gemini folder-trust gate: Gemini loads these hooks only in folders you have trusted at its first-run prompt\n',
-    );
+    process.stdout.write('tma: gemini folder-trust gate: Gemini loads these hooks only in folders you have trusted at its first-run prompt\n');
   }
   if (agent === 'codex') {
     process.stdout.write(

@@ -37,9 +37,7 @@ function readRecord(file: string, dir: string): Record_ {
   for (const f of [file, join(dir, 'hooks-state.toml')]) {
     try {
       const doc = parse(readFileSync(f, 'utf8')) as { tmux_hooks?: { hook?: unknown; index?: unknown }[] };
-      return (doc.tmux_hooks ?? []).flatMap((r) =>
-        typeof r.hook === 'string' && typeof r.index === 'number' ? [{ hook: r.hook, index: r.index }] : [],
-      );
+      return (doc.tmux_hooks ?? []).flatMap((r) => (typeof r.hook === 'string' && typeof r.index === 'number' ? [{ hook: r.hook, index: r.index }] : []));
     } catch {
       // absent or unreadable: try the next, else no record
     }
@@ -92,7 +90,20 @@ export async function tmuxHookStates(runner: TmuxRunner, dir: string, bin: strin
 }
 
 /** Every option tma stamps on a pane; @agent_ignore is the user's own choice and stays. */
-const PANE_KEYS = [...Object.values(KEY).filter((k) => k !== KEY.ignore && k !== KEY.windowSummary && k !== KEY.sessionSummary && !k.startsWith('@__') && k !== KEY.setpfOk && k !== KEY.lastPoll && k !== KEY.collectorAt), LOCK_KEY, '@tma_watch_pid'];
+const PANE_KEYS = [
+  ...Object.values(KEY).filter(
+    (k) =>
+      k !== KEY.ignore &&
+      k !== KEY.windowSummary &&
+      k !== KEY.sessionSummary &&
+      !k.startsWith('@__') &&
+      k !== KEY.setpfOk &&
+      k !== KEY.lastPoll &&
+      k !== KEY.collectorAt,
+  ),
+  LOCK_KEY,
+  '@tma_watch_pid',
+];
 
 /** With no agent wired any more, tma's stamps go too; returns how many panes carried some. */
 export async function clearPaneOptions(runner: TmuxRunner): Promise<number> {

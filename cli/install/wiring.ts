@@ -136,9 +136,7 @@ export async function wireAgent(ctx: Ctx, agent: string, o: ApplyOpts): Promise<
   if (ctx.refMode === 'bare') {
     const found = onPath('tma-hook', ctx.env);
     if (!found) {
-      throw new InstallError(
-        `wrapper_ref is "bare" but no tma-hook is on $PATH.\n  Add ${dirname(ctx.wrapperPath)} to $PATH, or use --wrapper-ref absolute.`,
-      );
+      throw new InstallError(`wrapper_ref is "bare" but no tma-hook is on $PATH.\n  Add ${dirname(ctx.wrapperPath)} to $PATH, or use --wrapper-ref absolute.`);
     }
     if (found !== ctx.wrapperPath) process.stderr.write(`tma: warning: $PATH finds ${found}, not ${ctx.wrapperPath}\n`);
   }
@@ -204,7 +202,10 @@ function recordShimChoice(ctx: Ctx, agent: string, want: boolean): void {
   const text =
     '# Written by `tma install-hooks --statusline`: agents whose status line also feeds tma.\n' +
     '# A plain `tma install-hooks AGENT` keeps the shim for agents listed here.\n# Safe to delete.\n' +
-    `agents = [${[...agents].sort().map((a) => JSON.stringify(a)).join(', ')}]\n`;
+    `agents = [${[...agents]
+      .sort()
+      .map((a) => JSON.stringify(a))
+      .join(', ')}]\n`;
   try {
     mkdirSync(ctx.configDir, { recursive: true });
     writeFileSync(join(ctx.configDir, SHIM_RECORD), text);

@@ -26,7 +26,13 @@ export function readTransitions(text: string): TransitionsDocument | null {
     if (!t || typeof t.pane !== 'string' || !/^%\d+$/.test(t.pane)) return null;
     if ((t.from !== null && !STATES.has(t.from as string)) || !STATES.has(t.to as string)) return null;
     if (!Number.isInteger(t.at) || !SOURCES.has(t.source as string)) return null;
-    transitions.push({ pane: t.pane, from: t.from as Transition['from'], to: t.to as Transition['to'], at: t.at as number, source: t.source as Transition['source'] });
+    transitions.push({
+      pane: t.pane,
+      from: t.from as Transition['from'],
+      to: t.to as Transition['to'],
+      at: t.at as number,
+      source: t.source as Transition['source'],
+    });
   }
   return { schema: 1, cap: d.cap as number, recorded: d.recorded as number, transitions };
 }

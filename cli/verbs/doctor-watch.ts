@@ -45,7 +45,7 @@ export function watchReport(outs: readonly (string | undefined)[], now: number, 
 export function renderWatch(r: WatchReport): string[] {
   const beat =
     r.heartbeat.age_ms === null
-      ? 'collector: no heartbeat (no collector watches this server\'s output)'
+      ? "collector: no heartbeat (no collector watches this server's output)"
       : `collector: heartbeat ${r.heartbeat.age_ms} ms ago${r.heartbeat.fresh ? ' (stamps vouched for)' : ' (stale: no collector vouches for the stamps)'}`;
   const watched = r.output_watch.sessions.filter((s) => s.output_clients > 0).length;
   const per = r.output_watch.sessions.map((s) => `${s.session}: ${s.output_clients}`).join(', ');

@@ -22,7 +22,10 @@ const COMM_MAX = 15;
 
 function below(version: string | null, min: string): boolean {
   if (!version) return false;
-  const a = version.match(/\d+(\.\d+)?/)?.[0].split('.').map(Number) ?? [0];
+  const a = version
+    .match(/\d+(\.\d+)?/)?.[0]
+    .split('.')
+    .map(Number) ?? [0];
   const b = min.split('.').map(Number);
   return (a[0] ?? 0) < (b[0] ?? 0) || ((a[0] ?? 0) === (b[0] ?? 0) && (a[1] ?? 0) < (b[1] ?? 0));
 }
@@ -107,9 +110,7 @@ export async function main(p: Parsed<typeof DOCTOR>): Promise<number> {
         ignored_panes: ignored.map((x) => ({ pane: x.rec.paneId, locator: x.locator, value: x.rec.options['@agent_ignore'] ?? '' })),
         stamp_issues: stampIssues.map((x) => ({ pane: x.rec.paneId, locator: x.locator, problem: x.problem! })),
         agents: agents.map((x, i) => agentEntry(x, now, wiring, reaches[i]!)),
-        actions: actions.ok
-          ? { ok: actions.actions.length, issues: [] }
-          : { ok: 0, issues: actions.issues.map((i) => ({ file: i.file, problem: i.problem })) },
+        actions: actions.ok ? { ok: actions.actions.length, issues: [] } : { ok: 0, issues: actions.issues.map((i) => ({ file: i.file, problem: i.problem })) },
         hook_wiring: setup.hook_wiring,
         heartbeat: watch.heartbeat,
         output_watch: watch.output_watch,
@@ -117,8 +118,15 @@ export async function main(p: Parsed<typeof DOCTOR>): Promise<number> {
       // Counted: what a person should fix. Remote, nested and ignored panes are choices, not faults;
       // a status line switched off hides every status-bar segment, so it is a fault.
       const warnings =
-        doc.manifests.issues.length + doc.actions.issues.length + processNameIssues.length + stampIssues.length + (s.walkError ? 1 : 0) +
-        (doc.wrapper.present ? 0 : 1) + (doc.status_option.enabled ? 0 : 1) + setup.warnings + (doc.notify.last_failure ? 1 : 0);
+        doc.manifests.issues.length +
+        doc.actions.issues.length +
+        processNameIssues.length +
+        stampIssues.length +
+        (s.walkError ? 1 : 0) +
+        (doc.wrapper.present ? 0 : 1) +
+        (doc.status_option.enabled ? 0 : 1) +
+        setup.warnings +
+        (doc.notify.last_failure ? 1 : 0);
       if (json) process.stdout.write(`${JSON.stringify(doc)}\n`);
       else process.stdout.write(renderText(doc) + setup.lines.map((l) => `${l}\n`).join(''));
       if (exitCode && warnings > 0) {
@@ -143,7 +151,9 @@ function renderText(d: Doc): string {
   out.push(`wrapper: ${d.wrapper.present ? d.wrapper.path : `missing (${d.wrapper.path})`}`);
   out.push(`agents: ${d.manifests.ok} manifest(s) loaded${d.manifests.issues.length ? `, ${d.manifests.issues.length} skipped` : ''}`);
   for (const i of d.manifests.issues) out.push(`  manifest ${i.file}: ${i.problem}`);
-  out.push(`actions: ${d.actions.ok} loaded${d.actions.issues.length ? `, broken: ${d.actions.issues.map((i: Doc) => `${i.file}: ${i.problem}`).join('; ')}` : ''}`);
+  out.push(
+    `actions: ${d.actions.ok} loaded${d.actions.issues.length ? `, broken: ${d.actions.issues.map((i: Doc) => `${i.file}: ${i.problem}`).join('; ')}` : ''}`,
+  );
   if (!d.status_option.enabled) out.push('status: the tmux status line is off, so a status-bar segment will not show');
   if (d.notify.last_failure) {
     const f = d.notify.last_failure;
@@ -157,9 +167,11 @@ function renderText(d: Doc): string {
   for (const i of d.stamp_issues) out.push(`stamp: ${i.pane} ${i.locator}: ${i.problem}`);
   out.push(`panes (${d.agents.length}):`);
   for (const a of d.agents) {
-    out.push(`  ${a.pane} ${a.locator} ${a.agent}: ${a.state ?? 'not stamped'}${a.source ? ` via ${a.source}` : ''}` +
-      `${a.evidence_age_ms !== null ? `, evidence ${Math.round(a.evidence_age_ms / 1000)}s old` : ''}; hooks ${a.hook_status}, tier ${a.tier}` +
-      `; approve ${a.approve_reachable ? 'can reach it' : `cannot: ${a.approve_reason}`}`);
+    out.push(
+      `  ${a.pane} ${a.locator} ${a.agent}: ${a.state ?? 'not stamped'}${a.source ? ` via ${a.source}` : ''}` +
+        `${a.evidence_age_ms !== null ? `, evidence ${Math.round(a.evidence_age_ms / 1000)}s old` : ''}; hooks ${a.hook_status}, tier ${a.tier}` +
+        `; approve ${a.approve_reachable ? 'can reach it' : `cannot: ${a.approve_reason}`}`,
+    );
   }
   return `${out.join('\n')}\n`;
 }

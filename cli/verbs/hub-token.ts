@@ -126,7 +126,10 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
   const base = created ? newHubToml(localToken(env).file) : readFileSync(configPath, 'utf8');
   const listed = listedTokenFile(configPath, base, host !== undefined ? 'collector' : 'client', name);
   if (listed !== null && !(force && listed === file)) {
-    throw new ExitError(`${host !== undefined ? 'host' : 'client'} ${name} is already in ${configPath}${listed ? ` (token_file ${listed})` : ''}; edit that entry, or pass --force with the same --dir to replace its token`, 2);
+    throw new ExitError(
+      `${host !== undefined ? 'host' : 'client'} ${name} is already in ${configPath}${listed ? ` (token_file ${listed})` : ''}; edit that entry, or pass --force with the same --dir to replace its token`,
+      2,
+    );
   }
   const running = runningHub(configPath);
   const hub = host !== undefined ? collectorUrl(p, env, running) : null;

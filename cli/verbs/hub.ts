@@ -137,7 +137,14 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
       const collectorArgs: Parsed = { ...p, globals: { ...p.globals, config: undefined } };
       const host = hostLabel(hostName());
       const log: LineLog = (line, lvl = 'info') => hub.logger[lvl]({ host }, `local collector: ${line}`);
-      const { publisher, engines } = await assembleCollector(collectorArgs, { host, intervalMs: 1000, idleMs: IDLE_SWEEP_MS, sweepMs: WATCHED_SWEEP_MS, env, log });
+      const { publisher, engines } = await assembleCollector(collectorArgs, {
+        host,
+        intervalMs: 1000,
+        idleMs: IDLE_SWEEP_MS,
+        sweepMs: WATCHED_SWEEP_MS,
+        env,
+        log,
+      });
       const local = attachLocalCollector(hub, publisher, host);
       await engines.start();
       stopLocal = () => {

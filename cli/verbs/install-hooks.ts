@@ -83,7 +83,9 @@ export async function main(p: Parsed<typeof INSTALL_HOOKS>): Promise<number> {
       const uninstall = p.opts.uninstall === true;
       if (p.opts.all === true) {
         if (agent !== null) throw new ExitError('--all covers every wired agent; drop the agent name, or drop --all', 1);
-        const wired = classifyAll(ctx).filter((w) => w.status === 'wired' || w.status === 'incomplete').map((w) => w.agent);
+        const wired = classifyAll(ctx)
+          .filter((w) => w.status === 'wired' || w.status === 'incomplete')
+          .map((w) => w.agent);
         if (wired.length === 0) {
           process.stdout.write('tma: no agent carries tma wiring yet; run `tma install-hooks AGENT` first\n');
           return 0;
@@ -103,7 +105,13 @@ export async function main(p: Parsed<typeof INSTALL_HOOKS>): Promise<number> {
         return 0;
       }
       if (agent === null) {
-        throw new ExitError(`install-hooks needs an agent (${ctx.manifests.filter((m) => m.hooks).map((m) => m.name).join(', ')}), or --all for every wired one`, 1);
+        throw new ExitError(
+          `install-hooks needs an agent (${ctx.manifests
+            .filter((m) => m.hooks)
+            .map((m) => m.name)
+            .join(', ')}), or --all for every wired one`,
+          1,
+        );
       }
       manifestOf(ctx, agent);
       const ok = uninstall ? await unwireAgent(ctx, agent, o) : await wireAgent(ctx, agent, o);

@@ -42,7 +42,10 @@ export async function main(p: Parsed<typeof JUMP>): Promise<number> {
       const clientName = client ?? (await display('#{client_name}').catch(() => ''));
       const option = trailOption(clientName);
       const readTrail = async () =>
-        (await runner.run(['show-options', '-sqv', option]).catch(() => '')).split('\n').map((l) => l.trim()).filter(Boolean);
+        (await runner.run(['show-options', '-sqv', option]).catch(() => ''))
+          .split('\n')
+          .map((l) => l.trim())
+          .filter(Boolean);
       const saveTrail = async (t: string[]) =>
         t.length ? runner.run(['set-option', '-s', option, t.join('\n')]) : runner.run(['set-option', '-su', option]).catch(() => '');
 
@@ -101,9 +104,7 @@ async function menu(runner: TmuxRunner, client: string | null, rows: AgentRow[],
     process.stderr.write('tma: no agents\n');
     return 0;
   }
-  const pane = client
-    ? (await runner.run(['display-message', '-p', '-c', client, '#{pane_id}']).catch(() => '')).trim()
-    : process.env.TMUX_PANE ?? '';
+  const pane = client ? (await runner.run(['display-message', '-p', '-c', client, '#{pane_id}']).catch(() => '')).trim() : (process.env.TMUX_PANE ?? '');
   if (!pane) throw new ExitError('no attached client to show the jump menu on', 1);
   const q = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
   const server = targetFlags(target).map(q).join(' ');

@@ -38,9 +38,7 @@ export async function main(p: Parsed<typeof MUTE>): Promise<number> {
       const panes = picked.panes;
       // One clock read for every target, so a batch mutes until one instant.
       const value = window === null ? MUTE_SENTINEL : muteUntil(Date.now(), window.ms);
-      const cmds = panes.map((t) =>
-        clear ? ['set-option', '-p', '-u', '-t', t, KEY.muteUntil] : ['set-option', '-p', '-t', t, KEY.muteUntil, String(value)],
-      );
+      const cmds = panes.map((t) => (clear ? ['set-option', '-p', '-u', '-t', t, KEY.muteUntil] : ['set-option', '-p', '-t', t, KEY.muteUntil, String(value)]));
       await local.engine.runner.run(chain(cmds));
       const what = clear ? 'unmuted' : window === null ? 'muted indefinitely' : `muted for ${window.label}`;
       process.stdout.write(`tma: ${what}: ${panes.join(' ')}\n`);

@@ -13,7 +13,6 @@ import { guard, openLocal } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
 import { cwdOf, rowsWithRepos, withRepos } from '../../collector/repo-rows.js';
 
-
 /**
  * Rows with their repo trio, resolved each tick only when the selector filters on it; otherwise
  * only the rows that end the wait get one, at emit.

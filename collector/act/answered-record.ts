@@ -23,7 +23,13 @@ const fileOf = (dir: string, socket: string, pane: string) =>
 
 function valid(v: unknown): v is AnswerRecord {
   const r = v as AnswerRecord;
-  return typeof r === 'object' && r !== null && (r.promptId === null || typeof r.promptId === 'string') && Number.isSafeInteger(r.at) && Number.isSafeInteger(r.since);
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    (r.promptId === null || typeof r.promptId === 'string') &&
+    Number.isSafeInteger(r.at) &&
+    Number.isSafeInteger(r.since)
+  );
 }
 
 export function ownAnswer(dir: string, socket: string, pane: string): AnswerRecord | null {

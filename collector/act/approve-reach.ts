@@ -16,13 +16,23 @@ export interface ApproveReach {
 }
 
 /** The lane an approve takes for `agent` and, for the API lane, the endpoint; no network here. */
-export function approveLane(actions: readonly ActionManifest[], agent: string, paneEndpoint: string | null, apiBase: Readonly<Record<string, string>>): ApproveReach {
+export function approveLane(
+  actions: readonly ActionManifest[],
+  agent: string,
+  paneEndpoint: string | null,
+  apiBase: Readonly<Record<string, string>>,
+): ApproveReach {
   const approve = actions.find((a) => a.name === 'approve');
   if (!approve || approve.kind !== 'keys') return { lane: null, reachable: false, reason: 'no approve action is loaded', endpoint: null };
   if (agent in approve.api) {
     const endpoint = endpointFor(paneEndpoint, agent, apiBase);
     if (endpoint === null) {
-      return { lane: 'api', reachable: false, reason: `no API endpoint: the ${agent} plugin has not reported one (tma install-hooks ${agent}, then restart ${agent})`, endpoint: null };
+      return {
+        lane: 'api',
+        reachable: false,
+        reason: `no API endpoint: the ${agent} plugin has not reported one (tma install-hooks ${agent}, then restart ${agent})`,
+        endpoint: null,
+      };
     }
     return { lane: 'api', reachable: true, reason: null, endpoint };
   }
@@ -64,5 +74,9 @@ export async function approveReach(
   if (r.lane !== 'api' || r.endpoint === null) return r;
   if (await endpointListens(r.endpoint, timeoutMs)) return r;
   const where = new URL(r.endpoint).host;
-  return { ...r, reachable: false, reason: `nothing listens at the API endpoint ${where} (an older plugin? tma install-hooks ${agent}, then restart ${agent})` };
+  return {
+    ...r,
+    reachable: false,
+    reason: `nothing listens at the API endpoint ${where} (an older plugin? tma install-hooks ${agent}, then restart ${agent})`,
+  };
 }

@@ -173,7 +173,7 @@ function fireOnce(o: FireOptions): Promise<ActResult> {
  */
 async function withOwnPrompt(o: FireOptions, f: PaneFacts): Promise<PaneFacts | null> {
   const now = o.now ?? Date.now;
-  if (f.state !== 'blocked' || !canLook(o.engine, f.agent)) return { ...f, promptId: f.state === 'blocked' ? null : f.promptId ?? null };
+  if (f.state !== 'blocked' || !canLook(o.engine, f.agent)) return { ...f, promptId: f.state === 'blocked' ? null : (f.promptId ?? null) };
   const seen = o.engine.promptSeen(o.pane);
   if (seen === null || seen.since !== f.stamp?.since || now() - seen.at >= (o.freshnessMs ?? ACT_FRESHNESS_MS)) {
     await o.engine.cycle({ recapture: o.pane });
@@ -229,8 +229,7 @@ async function answeredAlready(o: FireOptions, g: PaneFacts, own: AnswerRecord |
 async function fireLocked(o: FireOptions): Promise<ActResult> {
   const { action, pane, runner } = o;
   const now = o.now ?? Date.now;
-  const done = (outcome: ActResult['outcome'], reason: ActReason | null = null, code = 0): ActResult =>
-    actResult(action.name, pane, outcome, reason, code);
+  const done = (outcome: ActResult['outcome'], reason: ActReason | null = null, code = 0): ActResult => actResult(action.name, pane, outcome, reason, code);
 
   // A confirm action never fires on an implied yes.
   if (action.confirm && !o.yes) return done('error');
@@ -244,7 +243,9 @@ async function fireLocked(o: FireOptions): Promise<ActResult> {
   // A young stamp is stale too once the pane painted after it: a dialog that showed after a
   // hook's working claim, the work that followed an answer.
   const stale =
-    f.stampedAt === 0 || f.stampedAt > t || t - f.stampedAt >= (o.freshnessMs ?? ACT_FRESHNESS_MS) ||
+    f.stampedAt === 0 ||
+    f.stampedAt > t ||
+    t - f.stampedAt >= (o.freshnessMs ?? ACT_FRESHNESS_MS) ||
     (f.stamp !== null && paintedSince(f.stamp, f.windowActivity ?? 0));
   // A blocked keys target whose prompt is not identified yet (a hook stamped it) is looked at:
   // the answer must be bound to a prompt someone could have seen.

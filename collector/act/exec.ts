@@ -21,12 +21,7 @@ function killGroup(pid: number): void {
   }
 }
 
-export function runCommand(
-  command: string,
-  env: Record<string, string>,
-  timeoutMs: number,
-  stdio: 'inherit' | 'ignore',
-): Promise<ExecEnd> {
+export function runCommand(command: string, env: Record<string, string>, timeoutMs: number, stdio: 'inherit' | 'ignore'): Promise<ExecEnd> {
   return new Promise((resolve) => {
     let settled = false;
     const finish = (end: ExecEnd): void => {

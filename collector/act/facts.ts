@@ -60,7 +60,7 @@ export function factsFromRecord(rec: PaneRecord, lock: string): PaneFacts {
     lock,
     promptId: stamp?.state === 'blocked' ? currentPromptId(o, stamp.since) : null,
     answered: o['@tma_answered'] ?? null,
-    pendingSummary: stamp?.state === 'blocked' ? o['@agent_pending_summary'] ?? null : null,
+    pendingSummary: stamp?.state === 'blocked' ? (o['@agent_pending_summary'] ?? null) : null,
   };
 }
 

@@ -104,12 +104,7 @@ export function endpointFor(paneEndpoint: string | null, agent: string | null, a
 }
 
 /** API-lane preconditions (not skipped by --force): a request to answer and somewhere to send it. */
-export function apiPrecondition(
-  action: ActionManifest,
-  agent: string | null,
-  permissionRequest: string | null,
-  endpoint: string | null,
-): GateReason | null {
+export function apiPrecondition(action: ActionManifest, agent: string | null, permissionRequest: string | null, endpoint: string | null): GateReason | null {
   if (apiTransportFor(action, agent) === null) return null;
   if (!validRequestId(permissionRequest) || endpoint === null) return 'requires-unmet';
   return null;

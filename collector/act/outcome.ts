@@ -7,9 +7,7 @@ export const OUTCOMES = ACT_OUTCOMES;
 export type Outcome = (typeof OUTCOMES)[number];
 
 /** Refusals decided by the gate or the binders; all exit 4. */
-export const GATE_REASONS = [
-  'wrong-agent', 'no-coverage', 'requires-unmet', 'gated', 'episode-changed', 'request-gone', 'prompt-changed', 'answered',
-] as const;
+export const GATE_REASONS = ['wrong-agent', 'no-coverage', 'requires-unmet', 'gated', 'episode-changed', 'request-gone', 'prompt-changed', 'answered'] as const;
 export type GateReason = (typeof GATE_REASONS)[number];
 
 export type RefusalReason = GateReason | 'locked';

@@ -147,8 +147,13 @@ export async function dryRunDocument(
     }
     const r = fireability(action, f, ctx);
     return {
-      pane, agent: f.agent, fireable: r === null, reason: r, effect: effectLine(action, f, ctx.apiBase),
-      prompt_id: f.promptId ?? null, pending_summary: f.pendingSummary ?? null,
+      pane,
+      agent: f.agent,
+      fireable: r === null,
+      reason: r,
+      effect: effectLine(action, f, ctx.apiBase),
+      prompt_id: f.promptId ?? null,
+      pending_summary: f.pendingSummary ?? null,
     };
   };
   if (all) {

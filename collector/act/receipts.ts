@@ -43,8 +43,11 @@ export function replayFromLedger(text: string | null, action: string, pane: stri
   if (d.status !== 'final' || typeof d.result !== 'object' || d.result === null) return unknown(a, p);
   const r = d.result as Record<string, unknown>;
   if (
-    typeof r.action !== 'string' || typeof r.pane !== 'string' || typeof r.exit_code !== 'number' ||
-    !(OUTCOMES as readonly unknown[]).includes(r.outcome) || !(r.reason === null || typeof r.reason === 'string')
+    typeof r.action !== 'string' ||
+    typeof r.pane !== 'string' ||
+    typeof r.exit_code !== 'number' ||
+    !(OUTCOMES as readonly unknown[]).includes(r.outcome) ||
+    !(r.reason === null || typeof r.reason === 'string')
   ) {
     return unknown(a, p);
   }

@@ -37,7 +37,11 @@ export function superviseArgv(req: SuperviseRequest): string[] {
 }
 
 /** Start the supervisor with stdio on /dev/null; resolves once the OS has started it. */
-export function spawnSupervisor(req: SuperviseRequest, serverFlags: string[], env: Record<string, string>): Promise<{ ok: true } | { ok: false; message: string }> {
+export function spawnSupervisor(
+  req: SuperviseRequest,
+  serverFlags: string[],
+  env: Record<string, string>,
+): Promise<{ ok: true } | { ok: false; message: string }> {
   return new Promise((resolve) => {
     let child;
     try {

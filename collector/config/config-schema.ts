@@ -16,8 +16,15 @@ const notifyTrigger = z.strictObject({ command: z.string().optional() });
 
 // A colour goes inside `#[fg=…]`: a name, colourN or #rrggbb, nothing that could end the style.
 const statusStyle = z.strictObject({
-  glyph: z.string().min(1).regex(/^[^\u0000-\u001f\u007f]+$/, { error: 'a glyph may not hold control characters' }).optional(),
-  color: z.string().regex(/^[A-Za-z0-9#]+$/, { error: 'a color is a tmux colour name, colourN or #rrggbb' }).optional(),
+  glyph: z
+    .string()
+    .min(1)
+    .regex(/^[^\u0000-\u001f\u007f]+$/, { error: 'a glyph may not hold control characters' })
+    .optional(),
+  color: z
+    .string()
+    .regex(/^[A-Za-z0-9#]+$/, { error: 'a color is a tmux colour name, colourN or #rrggbb' })
+    .optional(),
 });
 const statusSchema = z.strictObject({
   blocked: statusStyle.optional(),
@@ -59,7 +66,9 @@ const configSchema = z.strictObject({
     .strictObject({
       from_event: z.boolean().optional(),
       command: z.string().optional(),
-      on: z.array(z.string().refine((v) => v === 'blocked' || v === 'done', { error: (i) => `unknown notify trigger ${JSON.stringify(i.input)} (blocked, done)` })).optional(),
+      on: z
+        .array(z.string().refine((v) => v === 'blocked' || v === 'done', { error: (i) => `unknown notify trigger ${JSON.stringify(i.input)} (blocked, done)` }))
+        .optional(),
       bell: z.boolean().optional(),
       osc: z.boolean().optional(),
       log: z.string().optional(),
@@ -88,7 +97,10 @@ const configSchema = z.strictObject({
 export type RawConfig = z.infer<typeof configSchema>;
 
 function issuePath(path: readonly PropertyKey[]): string {
-  return path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+  return path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+    .join('')
+    .replace(/^\./, '');
 }
 
 function notifySettings(n: RawConfig['notify']): NotifySettings {

@@ -225,4 +225,3 @@ export function loadActionSet(bundled: ManifestFile[], user: ManifestFile[]): Ac
   if (issues.length > 0) return { ok: false, issues };
   return { ok: true, actions };
 }
-

@@ -37,28 +37,14 @@ export function raisesAttention(prevState: State | null, next: State): boolean {
   return false;
 }
 
-export function fold(
-  prevIn: StampedState | null,
-  facts: Facts,
-  evidence: readonly Evidence[],
-  manifest: FoldManifest,
-  cfg: FoldConfig,
-  now: number,
-): Verdict {
+export function fold(prevIn: StampedState | null, facts: Facts, evidence: readonly Evidence[], manifest: FoldManifest, cfg: FoldConfig, now: number): Verdict {
   // A different agent process in the pane is a new episode: nothing the old one claimed applies.
-  const episodeReset =
-    prevIn !== null && prevIn.pid !== 0 && facts.pid !== 0 && prevIn.pid !== facts.pid;
+  const episodeReset = prevIn !== null && prevIn.pid !== 0 && facts.pid !== 0 && prevIn.pid !== facts.pid;
   const prev = episodeReset ? null : prevIn;
 
   const base = { episodeReset, prev };
 
-  const publish = (
-    state: State,
-    detail: string | null,
-    winning: Winning,
-    mayOverride: boolean,
-    reason: string,
-  ): Verdict => ({
+  const publish = (state: State, detail: string | null, winning: Winning, mayOverride: boolean, reason: string): Verdict => ({
     state,
     detail,
     winning,

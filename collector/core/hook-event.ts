@@ -148,12 +148,7 @@ export interface StampDecision {
   register: boolean;
 }
 
-export type EventDecision =
-  | { kind: 'ignore' }
-  | { kind: 'nothing' }
-  | { kind: 'subagents'; list: string[] }
-  | { kind: 'remove' }
-  | StampDecision;
+export type EventDecision = { kind: 'ignore' } | { kind: 'nothing' } | { kind: 'subagents'; list: string[] } | { kind: 'remove' } | StampDecision;
 
 function subagentList(mapped: 'subagent-start' | 'subagent-stop', stored: StampedState | null, session: string): string[] {
   const current = stored?.subagents ?? [];

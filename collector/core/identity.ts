@@ -74,11 +74,7 @@ export function leaderPid(candidates: readonly ProcEntry[]): number | null {
   let bestIsLeader = false;
   for (const p of pool) {
     const isLeader = p.pid === p.pgid;
-    if (
-      leader === null ||
-      (isLeader && !bestIsLeader) ||
-      (isLeader === bestIsLeader && p.pid < leader)
-    ) {
+    if (leader === null || (isLeader && !bestIsLeader) || (isLeader === bestIsLeader && p.pid < leader)) {
       leader = p.pid;
       bestIsLeader = isLeader;
     }
@@ -101,13 +97,7 @@ function titleMatches(patterns: readonly RegExp[], title: string): boolean {
  * shell, but the agent runs in that group and reads the keys. Where no tpgid is known (a ps
  * without one, the pane's processes gone), the name tmux reports is all there is to go on.
  */
-function isForeground(
-  fg: string,
-  processNames: readonly string[],
-  procs: readonly ProcEntry[],
-  panePid: number,
-  agentPid: number,
-): boolean {
+function isForeground(fg: string, processNames: readonly string[], procs: readonly ProcEntry[], panePid: number, agentPid: number): boolean {
   const agent = procs.find((p) => p.pid === agentPid);
   const root = procs.find((p) => p.pid === panePid);
   // Every process on a terminal reports the same tpgid; the pane's root is on it for sure.
@@ -116,10 +106,7 @@ function isForeground(
   return processNames.includes(fg);
 }
 
-function registeredManifest(
-  manifests: readonly AgentManifest[],
-  registration: Registration | null,
-): AgentManifest | undefined {
+function registeredManifest(manifests: readonly AgentManifest[], registration: Registration | null): AgentManifest | undefined {
   if (registration === null) return undefined;
   return manifests.find((m) => m.name === registration.name);
 }
@@ -128,11 +115,7 @@ export function identify(input: IdentityInput): Identity {
   const { manifests, registration, procs, panePid } = input;
   const fg = normalizeComm(input.paneCurrentCommand);
 
-  const outOfScope: OutOfScope | null = REMOTE_COMMANDS.includes(fg)
-    ? 'remote'
-    : MULTIPLEXER_COMMANDS.includes(fg)
-      ? 'multiplexer'
-      : null;
+  const outOfScope: OutOfScope | null = REMOTE_COMMANDS.includes(fg) ? 'remote' : MULTIPLEXER_COMMANDS.includes(fg) ? 'multiplexer' : null;
   if (outOfScope !== null) {
     const registered = registeredManifest(manifests, registration);
     if (registered) {
@@ -163,8 +146,7 @@ export function identify(input: IdentityInput): Identity {
     const patterns = manifest.identity.titlePatterns;
     if (patterns.length > 0) {
       title ??= stripAnsi(input.title);
-      const anchoredHere =
-        input.storedAnchorPid === pid && (input.storedAgentName == null || input.storedAgentName === manifest.name);
+      const anchoredHere = input.storedAnchorPid === pid && (input.storedAgentName == null || input.storedAgentName === manifest.name);
       if (titleMatches(patterns, title) || anchoredHere) anchor = pid;
       else if (!registeredHere) continue;
     }

@@ -64,11 +64,7 @@ export function checkEngineVersion(path: string, doc: Record<string, unknown>): 
     throw new ManifestError(path, 'min_engine_version', (e as Error).message);
   }
   if (compareVersions(wanted, ENGINE_VERSION) > 0) {
-    throw new ManifestError(
-      path,
-      'min_engine_version',
-      `requires engine ${wanted}, this is ${ENGINE_VERSION}: upgrade tma`,
-    );
+    throw new ManifestError(path, 'min_engine_version', `requires engine ${wanted}, this is ${ENGINE_VERSION}: upgrade tma`);
   }
 }
 
@@ -109,9 +105,7 @@ export function parseAgentManifest(file: ManifestFile, opts: { bundled: boolean 
   checkEngineVersion(file.path, doc);
   const raw = strictParse(file.path, agentManifestSchema, doc);
 
-  const titlePatterns = raw.identity.title_patterns.map((p, i) =>
-    compileAt(file.path, `identity.title_patterns[${i}]`, p),
-  );
+  const titlePatterns = raw.identity.title_patterns.map((p, i) => compileAt(file.path, `identity.title_patterns[${i}]`, p));
 
   const rules: Rule[] = raw.rules.map((r, i) => ({
     index: i,

@@ -135,10 +135,7 @@ const detailKeySchema = detailTokenSchema.refine((k) => !isState(k), {
   error: 'a detail may not be named like a state token',
 });
 
-const detailsSchema = z.record(
-  detailKeySchema,
-  z.strictObject({ aliases: z.array(detailTokenSchema).default([]) }),
-);
+const detailsSchema = z.record(detailKeySchema, z.strictObject({ aliases: z.array(detailTokenSchema).default([]) }));
 
 const telemetrySchema = z.strictObject({
   context: z

@@ -6,10 +6,7 @@ import { topLevel } from './hook-event.js';
 import { cleanCall, cleanTool, oneLineSummary } from './pending-text.js';
 import type { State } from './types.js';
 
-export type PendingUpdate =
-  | { kind: 'set'; tool: string; call: string | null; summary: string | null }
-  | { kind: 'clear' }
-  | { kind: 'none' };
+export type PendingUpdate = { kind: 'set'; tool: string; call: string | null; summary: string | null } | { kind: 'clear' } | { kind: 'none' };
 
 const asObject = (v: unknown): Record<string, unknown> | null =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;

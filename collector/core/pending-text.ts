@@ -18,7 +18,11 @@ function clip(s: string, max: number): string {
 /** One line, no control characters, at most 200 characters; null when nothing is left. */
 export function oneLineSummary(raw: string | null | undefined): string | null {
   if (raw === null || raw === undefined) return null;
-  const flat = stripAnsi(raw).replace(/[\r\n\t]+/g, ' ').replace(CONTROL, '').replace(/\s+/g, ' ').trim();
+  const flat = stripAnsi(raw)
+    .replace(/[\r\n\t]+/g, ' ')
+    .replace(CONTROL, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   return flat === '' ? null : clip(flat, SUMMARY_MAX);
 }
 

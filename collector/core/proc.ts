@@ -13,10 +13,7 @@ export interface ProcEntry {
 // macOS truncates comm, so a nix wrapper may arrive as `.opencode-wrapp`; every non-empty prefix
 // of the suffix has to be accepted. Longest first so the widest strip wins.
 const WRAPPED = '-wrapped';
-const WRAPPED_SUFFIXES: readonly string[] = Array.from(
-  { length: WRAPPED.length },
-  (_, i) => WRAPPED.slice(0, WRAPPED.length - i),
-);
+const WRAPPED_SUFFIXES: readonly string[] = Array.from({ length: WRAPPED.length }, (_, i) => WRAPPED.slice(0, WRAPPED.length - i));
 
 /**
  * The program name a comm or pane_current_command stands for: first word, basename, and the nix
@@ -67,9 +64,7 @@ export function subtree(procs: readonly ProcEntry[], rootPid: number): ProcEntry
 }
 
 /** Programs whose presence alone means "nobody is running an agent here". */
-export const SHELLS: readonly string[] = [
-  'sh', 'bash', 'zsh', 'fish', 'dash', 'ksh', 'mksh', 'tcsh', 'csh', 'ash', 'login',
-];
+export const SHELLS: readonly string[] = ['sh', 'bash', 'zsh', 'fish', 'dash', 'ksh', 'mksh', 'tcsh', 'csh', 'ash', 'login'];
 
 /** Login shells show up as `-bash`; one leading dash is the convention, so one is removed. */
 export function shellName(comm: string): string {

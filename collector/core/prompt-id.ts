@@ -51,7 +51,9 @@ export function promptId(p: PromptParts): string {
  * so a request id left over from another episode never names this one.
  */
 export function requestPromptId(requestId: string, since: number): string {
-  return fnv1a64(['request', requestId, String(since)].join('\u0000')).toString(16).padStart(16, '0');
+  return fnv1a64(['request', requestId, String(since)].join('\u0000'))
+    .toString(16)
+    .padStart(16, '0');
 }
 
 /** The prompt_id a blocked pane shows, as every reader derives it from the pane's options. */

@@ -3,13 +3,7 @@
 
 import type { FoldConfig, StampedState } from './types.js';
 
-export function canReuseStamp(
-  prev: StampedState,
-  windowActivitySecs: number,
-  foregroundIsAgent: boolean,
-  cfg: FoldConfig,
-  now: number,
-): boolean {
+export function canReuseStamp(prev: StampedState, windowActivitySecs: number, foregroundIsAgent: boolean, cfg: FoldConfig, now: number): boolean {
   if (cfg.freshnessMs === 0) return false;
   // Hook-only panes were never captured; their stamp says nothing about the screen.
   if (prev.hash === null) return false;

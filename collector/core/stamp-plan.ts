@@ -78,12 +78,7 @@ export function guardSuppresses(guard: Guard, store: GuardView | null): boolean 
  * The advisory writer uses it; the guarded format encodes the same test server-side.
  */
 export function keepsStoredSince(prev: StampedState | null, plan: PublishPlan): prev is StampedState {
-  return (
-    prev !== null &&
-    !plan.episodeReset &&
-    prev.state === plan.state &&
-    prev.since <= plan.stampedAt + CLOCK_STEP_SKEW_MS
-  );
+  return prev !== null && !plan.episodeReset && prev.state === plan.state && prev.since <= plan.stampedAt + CLOCK_STEP_SKEW_MS;
 }
 
 export interface ProjectOptions {
@@ -109,9 +104,7 @@ export type TupleField = 'since' | 'state' | 'detail' | 'source' | 'evidenceAt';
  * newer evidence" and suppress the rest of its own chain (evidence, attention, companions).
  */
 export function tupleWriteOrder(guard: Guard): TupleField[] {
-  return guard.kind === 'hook_arbitrate'
-    ? ['since', 'state', 'detail', 'evidenceAt', 'source']
-    : ['since', 'state', 'detail', 'source', 'evidenceAt'];
+  return guard.kind === 'hook_arbitrate' ? ['since', 'state', 'detail', 'evidenceAt', 'source'] : ['since', 'state', 'detail', 'source', 'evidenceAt'];
 }
 
 /**
@@ -120,11 +113,7 @@ export function tupleWriteOrder(guard: Guard): TupleField[] {
  * A guarded chain is replayed command by command, in the order it is written, because tmux
  * expands each command's suppress expression against the store as the earlier commands left it.
  */
-export function projectStamp(
-  prev: StampedState | null,
-  plan: StampPlan,
-  opts: ProjectOptions = {},
-): StampedState | null {
+export function projectStamp(prev: StampedState | null, plan: StampPlan, opts: ProjectOptions = {}): StampedState | null {
   if (plan.kind === 'remove') return null;
   if (plan.kind === 'hold') {
     if (prev === null) return null;
@@ -147,10 +136,7 @@ export function projectStamp(
   for (const field of tupleWriteOrder(plan.guard)) {
     if (!writes()) continue;
     if (field === 'since') {
-      const sameRun =
-        !plan.episodeReset &&
-        store.state === plan.state &&
-        store.since <= plan.stampedAt + CLOCK_STEP_SKEW_MS;
+      const sameRun = !plan.episodeReset && store.state === plan.state && store.since <= plan.stampedAt + CLOCK_STEP_SKEW_MS;
       store.since = sameRun ? store.since : plan.since;
     } else if (field === 'state') store.state = plan.state;
     else if (field === 'detail') store.detail = detail === '' ? null : detail;

@@ -88,9 +88,7 @@ function renderEpisodeReset(pane: string, plan: PublishPlan): TmuxCommand[] {
 function renderGuarded(pane: string, plan: PublishPlan): TmuxCommand[] {
   const s = suppressExpr(plan.guard);
   // since goes first so its write-once test still sees the state being replaced.
-  const keepSince =
-    `#{&&:#{==:#{@agent_state},${plan.state}},` +
-    `#{e|<=:#{@agent_since},${plan.stampedAt + CLOCK_STEP_SKEW_MS}}}`;
+  const keepSince = `#{&&:#{==:#{@agent_state},${plan.state}},` + `#{e|<=:#{@agent_since},${plan.stampedAt + CLOCK_STEP_SKEW_MS}}}`;
   const since = `#{?${keepSince},#{@agent_since},${plan.since}}`;
   const value: Record<TupleField, [string, string]> = {
     since: [KEY.since, since],
@@ -166,16 +164,8 @@ function renderRollup(pane: string, scope: string[], key: string, value: string,
 }
 
 /** Window rollup then session rollup, both addressed through the pane. */
-export function renderRollups(
-  pane: string,
-  windowSummary: string,
-  sessionSummary: string,
-  guard?: Guard,
-): TmuxCommand[] {
-  return [
-    renderRollup(pane, ['-w'], KEY.windowSummary, windowSummary, guard),
-    renderRollup(pane, [], KEY.sessionSummary, sessionSummary, guard),
-  ];
+export function renderRollups(pane: string, windowSummary: string, sessionSummary: string, guard?: Guard): TmuxCommand[] {
+  return [renderRollup(pane, ['-w'], KEY.windowSummary, windowSummary, guard), renderRollup(pane, [], KEY.sessionSummary, sessionSummary, guard)];
 }
 
 /** A hook-path option that must commit or hold together with the tuple it rides with. */
@@ -238,10 +228,7 @@ export function renderLockRelease(pane: string, nonce: string): TmuxCommand {
 
 /** Hand the lock over (a supervisor taking it with its own pid and deadline), nonce kept. */
 export function renderLockRewrite(pane: string, nonce: string, value: string): TmuxCommand {
-  return [
-    'set-option', '-p', '-F', '-t', pane, LOCK_KEY,
-    `#{?#{m:*:${lockNonce(nonce)}:*,#{${LOCK_KEY}}},${escapeFormatText(value)},#{${LOCK_KEY}}}`,
-  ];
+  return ['set-option', '-p', '-F', '-t', pane, LOCK_KEY, `#{?#{m:*:${lockNonce(nonce)}:*,#{${LOCK_KEY}}},${escapeFormatText(value)},#{${LOCK_KEY}}}`];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -258,11 +245,7 @@ export interface ContextWrite {
   at: number;
 }
 
-export function renderContextChain(
-  pane: string,
-  w: ContextWrite,
-  opts: { guarded: boolean; storedAt: number | null },
-): TmuxCommand[] {
+export function renderContextChain(pane: string, w: ContextWrite, opts: { guarded: boolean; storedAt: number | null }): TmuxCommand[] {
   const at = String(Math.trunc(w.at));
   const pct = w.pct === null ? '' : String(Math.trunc(w.pct));
   const tokens = w.tokens === null ? '' : String(Math.trunc(w.tokens));
@@ -278,9 +261,7 @@ export function renderContextChain(
   if (w.at < (opts.storedAt ?? 0)) return [];
   return [
     pct === '' ? unset(pane, KEY.contextPct) : setPlain(pane, KEY.contextPct, pct),
-    ...(tokens === ''
-      ? [unset(pane, KEY.tokens), unset(pane, KEY.tokensAt)]
-      : [setPlain(pane, KEY.tokens, tokens), setPlain(pane, KEY.tokensAt, at)]),
+    ...(tokens === '' ? [unset(pane, KEY.tokens), unset(pane, KEY.tokensAt)] : [setPlain(pane, KEY.tokens, tokens), setPlain(pane, KEY.tokensAt, at)]),
     setPlain(pane, KEY.contextAt, at),
   ];
 }

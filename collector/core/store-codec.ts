@@ -43,14 +43,35 @@ export const KEY = {
 
 /** The stamped tuple, in the order list-panes reads it. */
 export const TUPLE_KEYS = [
-  KEY.name, KEY.state, KEY.detail, KEY.source, KEY.evidenceAt, KEY.since, KEY.stampedAt,
-  KEY.attention, KEY.notifiedAt, KEY.turnAt, KEY.hash, KEY.pid, KEY.session, KEY.subagents,
+  KEY.name,
+  KEY.state,
+  KEY.detail,
+  KEY.source,
+  KEY.evidenceAt,
+  KEY.since,
+  KEY.stampedAt,
+  KEY.attention,
+  KEY.notifiedAt,
+  KEY.turnAt,
+  KEY.hash,
+  KEY.pid,
+  KEY.session,
+  KEY.subagents,
 ] as const;
 
 /** Per-pane bookkeeping read after the tuple, in list-panes order. */
 export const BOOKKEEPING_KEYS = [
-  KEY.titleMatchPid, KEY.regDeadSince, KEY.ignore, KEY.muteUntil, KEY.contextPct, KEY.contextAt,
-  KEY.tokens, KEY.tokensAt, KEY.contextNotifiedAt, KEY.model, KEY.permissionRequest,
+  KEY.titleMatchPid,
+  KEY.regDeadSince,
+  KEY.ignore,
+  KEY.muteUntil,
+  KEY.contextPct,
+  KEY.contextAt,
+  KEY.tokens,
+  KEY.tokensAt,
+  KEY.contextNotifiedAt,
+  KEY.model,
+  KEY.permissionRequest,
   KEY.apiEndpoint,
 ] as const;
 
@@ -65,15 +86,41 @@ export const ROLLUP_KEYS = [KEY.windowSummary, KEY.sessionSummary] as const;
  * the agent), and @agent_ignore (the user's, never touched).
  */
 export const REMOVAL_SET = [
-  KEY.state, KEY.detail, KEY.source, KEY.evidenceAt, KEY.since, KEY.stampedAt, KEY.attention,
-  KEY.notifiedAt, KEY.turnAt, KEY.hash, KEY.pid, KEY.name, KEY.session, KEY.subagents,
-  KEY.contextPct, KEY.contextAt, KEY.tokens, KEY.tokensAt, KEY.contextNotifiedAt,
-  '@agent_quota_pct', '@agent_quota_window', '@agent_quota_resets_at', '@agent_quota_at',
-  '@agent_cost_usd', KEY.model, KEY.permissionRequest, '@agent_pending_tool',
-  '@agent_pending_call', '@agent_pending_summary', KEY.apiEndpoint, KEY.titleMatchPid,
+  KEY.state,
+  KEY.detail,
+  KEY.source,
+  KEY.evidenceAt,
+  KEY.since,
+  KEY.stampedAt,
+  KEY.attention,
+  KEY.notifiedAt,
+  KEY.turnAt,
+  KEY.hash,
+  KEY.pid,
+  KEY.name,
+  KEY.session,
+  KEY.subagents,
+  KEY.contextPct,
+  KEY.contextAt,
+  KEY.tokens,
+  KEY.tokensAt,
+  KEY.contextNotifiedAt,
+  '@agent_quota_pct',
+  '@agent_quota_window',
+  '@agent_quota_resets_at',
+  '@agent_quota_at',
+  '@agent_cost_usd',
+  KEY.model,
+  KEY.permissionRequest,
+  '@agent_pending_tool',
+  '@agent_pending_call',
+  '@agent_pending_summary',
+  KEY.apiEndpoint,
+  KEY.titleMatchPid,
   KEY.regDeadSince,
   // Ours: which prompt the pane shows and which one was answered mean nothing once the agent is gone.
-  '@tma_prompt_id', '@tma_answered',
+  '@tma_prompt_id',
+  '@tma_answered',
 ] as const;
 
 /** A since further than this ahead of stamped_at is a backward clock step, not a write in flight. */

@@ -29,9 +29,7 @@ export interface Rule {
   skipStateUpdate: boolean;
 }
 
-export type Claim =
-  | { kind: 'state'; state: State; detail: string | null }
-  | { kind: 'lifecycle'; phase: 'start' | 'end' };
+export type Claim = { kind: 'state'; state: State; detail: string | null } | { kind: 'lifecycle'; phase: 'start' | 'end' };
 
 export interface HookMapEntry {
   event: string;

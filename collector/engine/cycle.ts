@@ -204,8 +204,13 @@ export class Engine {
     const produced = await this.stamp(outcomes, writes, now, watching);
     if (!listing.stampede) await clearSeenAttention(this.opts.runner, outcomes);
     await runRolloutTail({
-      tail: this.rolloutTail, manifests: this.opts.manifests, panes: outcomes, now,
-      guarded: (pane) => this.setpfSupported(pane), run: (argv) => runUnlessFailed(this.opts.runner, argv), chain,
+      tail: this.rolloutTail,
+      manifests: this.opts.manifests,
+      panes: outcomes,
+      now,
+      guarded: (pane) => this.setpfSupported(pane),
+      run: (argv) => runUnlessFailed(this.opts.runner, argv),
+      chain,
     });
     const rows = this.publish(outcomes, listing.info, now);
     this.lastCycleAt = now;
@@ -270,8 +275,19 @@ export class Engine {
       const forced = recapture === rec.paneId;
       const repaint = isIgnored(rec.options['@agent_ignore']) ? false : this.recall(rec, prev, { forced, painted: l.painted, quiet, now, watching });
       const input: TriageInput = {
-        rec, prev, forced, repaint, quiet: quiet.has(rec.paneId), readAt: l.readAt, vouched: l.vouched, stampede: l.stampede,
-        procs, manifests: this.opts.manifests, fold: this.opts.fold, watching, now,
+        rec,
+        prev,
+        forced,
+        repaint,
+        quiet: quiet.has(rec.paneId),
+        readAt: l.readAt,
+        vouched: l.vouched,
+        stampede: l.stampede,
+        procs,
+        manifests: this.opts.manifests,
+        fold: this.opts.fold,
+        watching,
+        now,
       };
       let t = triage(input);
       if (t.kind === 'walk') {
@@ -325,7 +341,10 @@ export class Engine {
   /** Step 3: capture every candidate in one chain and fold each screen into its writes. */
   private async look(candidates: Candidate[], writes: PaneWrites[], now: number, watching: boolean): Promise<void> {
     const guarded = await this.setpfSupported(candidates[0]!.outcome.rec.paneId);
-    const shots = await captureScreens(this.opts.runner, candidates.map((c) => c.outcome.rec.paneId));
+    const shots = await captureScreens(
+      this.opts.runner,
+      candidates.map((c) => c.outcome.rec.paneId),
+    );
     candidates.forEach((c, i) => {
       const shot = shots[i];
       const { outcome } = c;
@@ -363,7 +382,11 @@ export class Engine {
       return cmds;
     };
     const withCmds = writes.filter((w) => w.cmds.length);
-    const landed = await runTogetherOrEach(this.opts.runner, withCmds.map((w) => w.cmds), closingWrites());
+    const landed = await runTogetherOrEach(
+      this.opts.runner,
+      withCmds.map((w) => w.cmds),
+      closingWrites(),
+    );
     landed.groups.forEach((ok, i) => {
       if (ok) return;
       withCmds[i]!.outcome.stamp = null;
@@ -387,7 +410,7 @@ export class Engine {
     const rows: AgentRow[] = [];
     for (const o of outcomes) {
       if (!o.stamp) continue;
-      const agent = o.identity?.kind === 'agent' ? o.identity.manifest.name : o.rec.options['@agent_name'] ?? '';
+      const agent = o.identity?.kind === 'agent' ? o.identity.manifest.name : (o.rec.options['@agent_name'] ?? '');
       rows.push(rowOf(o.rec, o.stamp, agent, { server: info.socketPath, host: this.opts.host, now }));
     }
     rows.sort(compareLocalRows);

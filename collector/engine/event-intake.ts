@@ -3,7 +3,16 @@
 
 import { summaryOf } from '../core/rollup.js';
 import { pendingUpdate, type PendingUpdate } from '../core/pending-hook.js';
-import { decideEvent, eventSession, mapEvent, permissionRequestUpdate, registerExtras, type EventDecision, type NotifyConfig, type NotifyTrigger } from '../core/hook-event.js';
+import {
+  decideEvent,
+  eventSession,
+  mapEvent,
+  permissionRequestUpdate,
+  registerExtras,
+  type EventDecision,
+  type NotifyConfig,
+  type NotifyTrigger,
+} from '../core/hook-event.js';
 import { chain, renderHookCompanion, renderPublish, renderRemove, renderRollups } from '../core/stamp-render.js';
 import { decodeStamp, KEY } from '../core/store-codec.js';
 import type { AgentManifest, Guard, PublishPlan, StampedState, State } from '../core/types.js';
@@ -40,7 +49,7 @@ function rollupsWith(panes: PaneRecord[], target: PaneRecord, next: State | null
   const win: State[] = [];
   const ses: State[] = [];
   for (const p of panes) {
-    const st = p.paneId === target.paneId ? next : decoded(p)?.state ?? null;
+    const st = p.paneId === target.paneId ? next : (decoded(p)?.state ?? null);
     if (st === null) continue;
     ses.push(st);
     if (p.windowIndex === target.windowIndex) win.push(st);
@@ -87,9 +96,7 @@ export async function intakeEvent(input: EventInput): Promise<EventOutcome> {
       break;
     case 'subagents':
       cmds.push(
-        decision.list.length
-          ? ['set-option', '-p', '-t', pane, KEY.subagents, decision.list.join(' ')]
-          : ['set-option', '-p', '-u', '-t', pane, KEY.subagents],
+        decision.list.length ? ['set-option', '-p', '-t', pane, KEY.subagents, decision.list.join(' ')] : ['set-option', '-p', '-u', '-t', pane, KEY.subagents],
       );
       break;
     case 'remove': {

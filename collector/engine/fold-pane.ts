@@ -65,7 +65,9 @@ export function foldPane(c: FoldInput): Folded {
   const unchanged =
     c.watching &&
     changesNothing(c.prev, projected, {
-      now, name: id.manifest.name, storedName: rec.options['@agent_name'] ?? null,
+      now,
+      name: id.manifest.name,
+      storedName: rec.options['@agent_name'] ?? null,
       renewHookMs: Math.min(c.fold.hookDecayMs, c.fold.blockedDecayMs) / 2,
     });
   const cmds = unchanged ? [] : renderPlan(rec.paneId, plan, { guarded: c.guarded, prev: c.prev });
@@ -77,6 +79,10 @@ export function foldPane(c: FoldInput): Folded {
   const stamp = unchanged ? c.prev : projected;
   const prompt = promptWrites(rec, stamp, id.manifest, snap, c.seenPrompt);
   return {
-    verdict, stamp, rec: prompt.length ? { ...rec, options: afterWrites(rec.options, prompt) } : rec, cmds: [...cmds, ...prompt], look: prompt.look ?? null,
+    verdict,
+    stamp,
+    rec: prompt.length ? { ...rec, options: afterWrites(rec.options, prompt) } : rec,
+    cmds: [...cmds, ...prompt],
+    look: prompt.look ?? null,
   };
 }

@@ -4,31 +4,64 @@
 export const SEP = '\u001f';
 
 const PANE_FIELDS = [
-  '#{pane_id}', '#{pane_pid}', '#{session_name}', '#{window_index}', '#{pane_index}',
-  '#{pane_current_command}', '#{window_activity}', '#{alternate_on}', '#{scroll_position}',
-  '#{pane_height}', '#{pane_current_path}',
+  '#{pane_id}',
+  '#{pane_pid}',
+  '#{session_name}',
+  '#{window_index}',
+  '#{pane_index}',
+  '#{pane_current_command}',
+  '#{window_activity}',
+  '#{alternate_on}',
+  '#{scroll_position}',
+  '#{pane_height}',
+  '#{pane_current_path}',
 ] as const;
 
 /** Pane options read on every cycle, in the order the format lists them. */
 export const OPTION_KEYS = [
-  '@agent_name', '@agent_state', '@agent_detail', '@agent_source', '@agent_evidence_at', '@agent_since',
-  '@agent_stamped_at', '@agent_attention', '@agent_notified_at', '@agent_turn_at', '@agent_hash',
-  '@agent_pid', '@agent_session', '@agent_subagents',
-  '@tma_title_match_pid', '@tma_reg_dead_since', '@agent_ignore', '@agent_mute_until',
-  '@agent_context_pct', '@agent_context_at', '@agent_tokens', '@agent_tokens_at',
-  '@agent_context_notified_at', '@agent_model', '@agent_permission_request', '@agent_api_endpoint',
-  '@agent_pending_tool', '@agent_pending_call', '@agent_pending_summary', '@tma_prompt_id', '@tma_answered',
-  '@agent_quota_pct', '@agent_quota_window', '@agent_quota_resets_at', '@agent_quota_at', '@agent_cost_usd',
+  '@agent_name',
+  '@agent_state',
+  '@agent_detail',
+  '@agent_source',
+  '@agent_evidence_at',
+  '@agent_since',
+  '@agent_stamped_at',
+  '@agent_attention',
+  '@agent_notified_at',
+  '@agent_turn_at',
+  '@agent_hash',
+  '@agent_pid',
+  '@agent_session',
+  '@agent_subagents',
+  '@tma_title_match_pid',
+  '@tma_reg_dead_since',
+  '@agent_ignore',
+  '@agent_mute_until',
+  '@agent_context_pct',
+  '@agent_context_at',
+  '@agent_tokens',
+  '@agent_tokens_at',
+  '@agent_context_notified_at',
+  '@agent_model',
+  '@agent_permission_request',
+  '@agent_api_endpoint',
+  '@agent_pending_tool',
+  '@agent_pending_call',
+  '@agent_pending_summary',
+  '@tma_prompt_id',
+  '@tma_answered',
+  '@agent_quota_pct',
+  '@agent_quota_window',
+  '@agent_quota_resets_at',
+  '@agent_quota_at',
+  '@agent_cost_usd',
 ] as const;
 
 export type OptionKey = (typeof OPTION_KEYS)[number];
 
-export const LIST_PANES_FORMAT = [
-  ...PANE_FIELDS,
-  ...OPTION_KEYS.map((k) => `#{${k}}`),
-  '#{@agent_summary}', '#{@agent_session_summary}',
-  '#{pane_title}',
-].join(SEP);
+export const LIST_PANES_FORMAT = [...PANE_FIELDS, ...OPTION_KEYS.map((k) => `#{${k}}`), '#{@agent_summary}', '#{@agent_session_summary}', '#{pane_title}'].join(
+  SEP,
+);
 
 export const FIELD_COUNT = PANE_FIELDS.length + OPTION_KEYS.length + 3;
 

@@ -36,7 +36,11 @@ export interface PromptLook {
  * decided on is returned with the writes, for the process's own record.
  */
 export function promptWrites(
-  rec: PaneRecord, stamp: StampedState | null, manifest: AgentManifest, snap: Snapshot, held: PromptLook | null = null,
+  rec: PaneRecord,
+  stamp: StampedState | null,
+  manifest: AgentManifest,
+  snap: Snapshot,
+  held: PromptLook | null = null,
 ): TmuxCommand[] & { look?: PromptLook } {
   const o = rec.options;
   const pane = rec.paneId;
@@ -62,14 +66,14 @@ export function promptWrites(
     request !== undefined && request !== ''
       ? requestPromptId(request, stamp.since)
       : seen === null && stored !== null
-      ? stored
-      : promptId({
-          agent: manifest.name,
-          seen,
-          evidenceAt: stamp.evidenceAt,
-          permissionRequest: o['@agent_permission_request'] ?? null,
-          pendingCall: o['@agent_pending_call'] ?? null,
-        });
+        ? stored
+        : promptId({
+            agent: manifest.name,
+            seen,
+            evidenceAt: stamp.evidenceAt,
+            permissionRequest: o['@agent_permission_request'] ?? null,
+            pendingCall: o['@agent_pending_call'] ?? null,
+          });
   cmds.look = { id, since: stamp.since };
   const value = formatPromptOption(stamp.since, id);
   if (o[PROMPT_KEY] !== value) cmds.push(set(PROMPT_KEY, value));

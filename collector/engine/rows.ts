@@ -15,7 +15,6 @@ export interface RowContext {
 
 const num = (v: string | undefined): number | null => (v !== undefined && /^\d+(\.\d+)?$/.test(v) ? Number(v) : null);
 
-
 /** A plain unsigned integer option, optionally bounded; anything else reads as absent. */
 const uint = (v: string | undefined, max = Number.MAX_SAFE_INTEGER): number | null => {
   if (v === undefined || !/^\d+$/.test(v)) return null;
@@ -40,7 +39,7 @@ export function rowOf(rec: PaneRecord, stamp: StampedState, agent: string, ctx: 
   const muteUntil = num(o['@agent_mute_until']);
   // What is being asked only means something while the pane waits on it.
   const blocked = stamp.state === 'blocked';
-  const pending = (v: string | undefined): string | null => (blocked ? v ?? null : null);
+  const pending = (v: string | undefined): string | null => (blocked ? (v ?? null) : null);
   return {
     pane: rec.paneId,
     agent,

@@ -36,13 +36,7 @@ export function paintedSince(stamp: StampedState, windowActivitySecs: number): b
  * may have been answered since and a blocked screen does not move until it is.
  * `windowActivitySecs` 0 (unknown, or the caller's own watch covers paints) skips the check.
  */
-export function stampStands(
-  prev: StampedState | null,
-  now: number,
-  vouched: boolean,
-  freshnessMs: number,
-  windowActivitySecs = 0,
-): prev is StampedState {
+export function stampStands(prev: StampedState | null, now: number, vouched: boolean, freshnessMs: number, windowActivitySecs = 0): prev is StampedState {
   if (prev === null || isInProgress(prev) || prev.stampedAt > now) return false;
   if ((!vouched || prev.state === 'blocked') && paintedSince(prev, windowActivitySecs)) return false;
   return vouched || now - prev.stampedAt < freshnessMs;
@@ -115,7 +109,13 @@ export function settledRows(outs: readonly string[], now: number, freshnessMs: n
     if (isIgnored(rec.options['@agent_ignore']) || !stampStands(decoded.stamp, now, true, freshnessMs, rec.windowActivity)) return null;
     stamped.push({ paneId: rec.paneId, rec, stamp: decoded.stamp });
   }
-  if (seenByClients(stamped.filter((o) => attentionClearable(o.stamp)), clientsOut ?? '').length) return null;
+  if (
+    seenByClients(
+      stamped.filter((o) => attentionClearable(o.stamp)),
+      clientsOut ?? '',
+    ).length
+  )
+    return null;
   const server = parseServerFacts(factsOut ?? '').socketPath;
   const rows = stamped.map((o) => rowOf(o.rec, o.stamp, o.rec.options['@agent_name'] ?? '', { server, host, now }));
   return rows.sort(compareLocalRows);

@@ -27,11 +27,7 @@ export interface Survey {
   walkError: string | null;
 }
 
-export async function survey(
-  runner: TmuxRunner,
-  manifests: readonly AgentManifest[],
-  readProcs: () => Promise<ProcEntry[]>,
-): Promise<Survey> {
+export async function survey(runner: TmuxRunner, manifests: readonly AgentManifest[], readProcs: () => Promise<ProcEntry[]>): Promise<Survey> {
   const [list, version, lastPoll, clients, status] = await runner.runChain([
     ['list-panes', '-a', '-F', LIST_PANES_FORMAT],
     ['display-message', '-p', '#{version}'],

@@ -85,9 +85,7 @@ export function triage(p: TriageInput): Triage {
     storedAnchorPid: storedAnchor,
     storedAgentName: rec.options['@agent_name'] ?? null,
     registration:
-      prev && rec.options['@agent_name'] && rec.options['@agent_session']
-        ? { name: rec.options['@agent_name'], session: rec.options['@agent_session'] }
-        : null,
+      prev && rec.options['@agent_name'] && rec.options['@agent_session'] ? { name: rec.options['@agent_name'], session: rec.options['@agent_session'] } : null,
   });
 
   if (id.kind !== 'agent') {

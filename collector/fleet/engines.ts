@@ -91,10 +91,13 @@ export class ServerEngines {
     const rescanMs = this.opts.rescanMs ?? 2000;
     const rescanEvery = beatMs > 0 ? Math.max(1, Math.ceil(rescanMs / beatMs)) : 1;
     let ticks = 0;
-    this.rescanTimer = setInterval(() => {
-      if (beatMs > 0) this.beat(beatMs);
-      if (++ticks % rescanEvery === 0) this.rescanOnce();
-    }, beatMs > 0 ? beatMs : rescanMs);
+    this.rescanTimer = setInterval(
+      () => {
+        if (beatMs > 0) this.beat(beatMs);
+        if (++ticks % rescanEvery === 0) this.rescanOnce();
+      },
+      beatMs > 0 ? beatMs : rescanMs,
+    );
   }
 
   /** A rescan, unless the last one is still probing. */
@@ -159,7 +162,18 @@ export class ServerEngines {
         engine.runner.close();
         continue;
       }
-      const t: Tracked = { key: d.key, engine, timer: null, settled: false, running: false, again: false, dropped: false, published: null, wake: null, lastError: '' };
+      const t: Tracked = {
+        key: d.key,
+        engine,
+        timer: null,
+        settled: false,
+        running: false,
+        again: false,
+        dropped: false,
+        published: null,
+        wake: null,
+        lastError: '',
+      };
       this.tracked.set(d.key, t);
       this.log(`following tmux server ${d.key}`);
       if (this.rescanTimer) void this.cycle(t);
@@ -186,7 +200,11 @@ export class ServerEngines {
         const info = await t.engine.server.get();
         const rows = this.opts.enrich ? await this.opts.enrich(res) : res.rows;
         if (t.dropped) return;
-        this.opts.sink.update(info.socketPath, info.incarnation, rows.map((r) => protocolRowObject(r)));
+        this.opts.sink.update(
+          info.socketPath,
+          info.incarnation,
+          rows.map((r) => protocolRowObject(r)),
+        );
         if (this.opts.afterCycle) await this.opts.afterCycle(t.engine, res, rows, info.socketPath);
         if (t.published === null) {
           t.published = info.socketPath;

@@ -77,10 +77,7 @@ export function splitDelta(body: DeltaBody, epoch: string, limit = MAX_FRAME_BYT
   const envelope = { type: 'delta', epoch, seq: Number.MAX_SAFE_INTEGER, server: body.server, incarnation: body.incarnation, upserts: [], removals: [] };
   const budget = room(envelope, limit);
   type Item = { kind: 'u'; row: ProtocolRow } | { kind: 'r'; pane: string };
-  const items: Item[] = [
-    ...body.removals.map((pane): Item => ({ kind: 'r', pane })),
-    ...body.upserts.map((row): Item => ({ kind: 'u', row })),
-  ];
+  const items: Item[] = [...body.removals.map((pane): Item => ({ kind: 'r', pane })), ...body.upserts.map((row): Item => ({ kind: 'u', row }))];
   return packBySize(items, (i) => bytes(JSON.stringify(i.kind === 'u' ? i.row : i.pane)), budget).map((run) => ({
     server: body.server,
     incarnation: body.incarnation,

@@ -67,12 +67,14 @@ interface Session {
   up: boolean;
 }
 
-type Sequenced = { type: 'delta'; server: string; incarnation: string; upserts: ProtocolRow[]; removals: string[] } | {
-  type: 'server';
-  event: 'appeared' | 'incarnation' | 'gone';
-  server: string;
-  incarnation: string;
-};
+type Sequenced =
+  | { type: 'delta'; server: string; incarnation: string; upserts: ProtocolRow[]; removals: string[] }
+  | {
+      type: 'server';
+      event: 'appeared' | 'incarnation' | 'gone';
+      server: string;
+      incarnation: string;
+    };
 
 /**
  * The protocol form drops the title; what else only this host should see is cleared here, before
@@ -243,9 +245,7 @@ export class Publisher {
       for (const text of replay) s.link.send(text);
     } else {
       const parts = splitSnapshot(this.state(), this.opts.epoch, this.maxFrameBytes);
-      parts.forEach((servers, i) =>
-        this.send(s, { type: 'snapshot', epoch: this.opts.epoch, seq: this.seqNo, servers, complete: i === parts.length - 1 }),
-      );
+      parts.forEach((servers, i) => this.send(s, { type: 'snapshot', epoch: this.opts.epoch, seq: this.seqNo, servers, complete: i === parts.length - 1 }));
     }
     s.live = true;
     this.opts.onLive?.();

@@ -117,10 +117,19 @@ export function remoteActHandler(d: RemoteActDeps): (req: ActRequest) => Promise
     // Who, where, what, the binders and the outcome; never a title (the request carries none).
     d.log(
       `remote act ${JSON.stringify({
-        who: req.principal, host: d.host, server: req.server, pane: req.pane, action: req.action,
-        expect_episode_ms: req.expect_episode_ms, expect_permission_request: req.expect_permission_request,
-        expect_prompt: req.expect_prompt ?? null, slot: req.slot,
-        outcome: result.outcome, reason: result.reason, exit_code: result.exit_code, cached: result.cached ?? null,
+        who: req.principal,
+        host: d.host,
+        server: req.server,
+        pane: req.pane,
+        action: req.action,
+        expect_episode_ms: req.expect_episode_ms,
+        expect_permission_request: req.expect_permission_request,
+        expect_prompt: req.expect_prompt ?? null,
+        slot: req.slot,
+        outcome: result.outcome,
+        reason: result.reason,
+        exit_code: result.exit_code,
+        cached: result.cached ?? null,
         ...(why ? { why } : {}),
       })}`,
     );

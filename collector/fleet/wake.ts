@@ -154,7 +154,14 @@ function withDeadline(work: Promise<boolean>, ms: number): Promise<boolean> {
  * One connection: closed without a byte it is a poke, as it always was; a `TMA1` line is an event
  * answered with exactly one byte. Anything else is refused rather than guessed at.
  */
-function serve(sock: Socket, onWake: () => void, onEvent: OnHookEvent | undefined, deadlineMs: number, history?: () => string, quickRead?: () => Promise<string | null>): void {
+function serve(
+  sock: Socket,
+  onWake: () => void,
+  onEvent: OnHookEvent | undefined,
+  deadlineMs: number,
+  history?: () => string,
+  quickRead?: () => Promise<string | null>,
+): void {
   const parts: Buffer[] = [];
   let size = 0;
   let done = false;
@@ -212,7 +219,10 @@ function serve(sock: Socket, onWake: () => void, onEvent: OnHookEvent | undefine
     }
     const ev = line.startsWith(EVENT_MAGIC) ? parseHookDelivery(line.slice(EVENT_MAGIC.length)) : null;
     if (!ev || !onEvent) return reply(NAK);
-    void withDeadline(Promise.resolve().then(() => onEvent(ev)), deadlineMs).then((ok) => {
+    void withDeadline(
+      Promise.resolve().then(() => onEvent(ev)),
+      deadlineMs,
+    ).then((ok) => {
       if (!sock.destroyed) sock.end(Buffer.from([ok ? ACK : NAK]));
     });
   });

@@ -76,7 +76,6 @@ export interface DialOptions {
 /** A refusal that only a person can fix: the next try waits between one and ten minutes. */
 export const REFUSED_BACKOFF: BackoffPolicy = { baseMs: 60_000, capMs: 600_000 };
 
-
 /** What an error frame from the hub says about retrying: null when it is not a refusal. */
 function refusalOf(text: string, welcomed: boolean): string | null {
   let f: { type?: unknown; code?: unknown; message?: unknown };
@@ -113,7 +112,8 @@ export function dialHub(opts: DialOptions): Dialer {
     if (refusal !== null) {
       // Waits at least the policy's base: a person has to change something first.
       const delay = refusedPolicy.baseMs + backoffDelay(refusedAttempt++, refusedPolicy, random);
-      if (refusal !== lastRefusal) log(`hub refused this collector (${refusal}); retrying in ${Math.round(delay / 1000)} s, quietly until the reason changes`, 'warn');
+      if (refusal !== lastRefusal)
+        log(`hub refused this collector (${refusal}); retrying in ${Math.round(delay / 1000)} s, quietly until the reason changes`, 'warn');
       lastRefusal = refusal;
       timer = setTimeout(connect, delay);
       return;

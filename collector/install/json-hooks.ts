@@ -43,7 +43,17 @@ function commandsOf(el: JsonValue, shape: HookShape): string[] {
 function element(shape: HookShape, cmd: string): JsonValue {
   return shape === 'flat'
     ? jobj([['command', jstr(cmd)]])
-    : jobj([['hooks', jarr([jobj([['type', jstr('command')], ['command', jstr(cmd)]])])]]);
+    : jobj([
+        [
+          'hooks',
+          jarr([
+            jobj([
+              ['type', jstr('command')],
+              ['command', jstr(cmd)],
+            ]),
+          ]),
+        ],
+      ]);
 }
 
 export function parseRoot(text: string): Extract<JsonValue, { t: 'obj' }> {

@@ -20,7 +20,7 @@ export function renderManaged(bin: string, mouse: boolean): string {
   ];
   if (mouse) {
     lines.push(
-      '# Mouse: left click on the status bar\'s right side jumps to a blocked agent, right click opens the menu',
+      "# Mouse: left click on the status bar's right side jumps to a blocked agent, right click opens the menu",
       '# (needs `set -g mouse on`).',
       `bind-key -n MouseDown1StatusRight ${tma('jump --blocked')}`,
       `bind-key -n MouseDown3StatusRight ${tma('jump --menu')}`,

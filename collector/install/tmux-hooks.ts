@@ -60,7 +60,7 @@ export type HookState = 'present' | 'drifted' | 'wiped' | 'missing';
 
 export function hookState(entries: HookEntry[], wanted: string, recordedIndex: number | null): HookState {
   const ours = entries.filter((e) => isOurHook(e.command));
-  const at = recordedIndex !== null ? ours.find((e) => e.index === recordedIndex) ?? ours[0] : ours[0];
+  const at = recordedIndex !== null ? (ours.find((e) => e.index === recordedIndex) ?? ours[0]) : ours[0];
   if (at) return isCurrentHook(at.command, wanted) ? 'present' : 'drifted';
   return recordedIndex !== null ? 'wiped' : 'missing';
 }
@@ -81,7 +81,8 @@ export function hookReason(hook: string, state: HookState): string | null {
   }
 }
 
-const STATE_HEADER = '# Written by `tma install-hooks`: where tma put its tmux hooks on one server,\n# so uninstall removes exactly those. Safe to delete; the next install rewrites it.\n# One [[tmux_hooks]] table per hook.\n';
+const STATE_HEADER =
+  '# Written by `tma install-hooks`: where tma put its tmux hooks on one server,\n# so uninstall removes exactly those. Safe to delete; the next install rewrites it.\n# One [[tmux_hooks]] table per hook.\n';
 
 export function renderHookRecord(rec: { hook: string; index: number }[]): string {
   return STATE_HEADER + rec.map((r) => `\n[[tmux_hooks]]\nhook = ${JSON.stringify(r.hook)}\nindex = ${r.index}\n`).join('');

@@ -58,12 +58,13 @@ export class HostSinks {
   }
 
   private async display(f: Fire, runner: TmuxRunner): Promise<void> {
-    const clients = (await runner.run(['list-clients', '-F', '#{client_name}'], { timeoutMs: TMUX_TIMEOUT_MS }))
-      .split('\n')
-      .filter((c) => c.trim() !== '');
+    const clients = (await runner.run(['list-clients', '-F', '#{client_name}'], { timeoutMs: TMUX_TIMEOUT_MS })).split('\n').filter((c) => c.trim() !== '');
     if (!clients.length) return;
     const text = displayEscape(displayText(f));
-    await runner.runChain(clients.map((c) => ['display-message', '-c', c, text]), { timeoutMs: TMUX_TIMEOUT_MS });
+    await runner.runChain(
+      clients.map((c) => ['display-message', '-c', c, text]),
+      { timeoutMs: TMUX_TIMEOUT_MS },
+    );
   }
 
   private async toTerminal(f: Fire, runner: TmuxRunner): Promise<void> {
@@ -160,6 +161,7 @@ export class HostSinks {
 /** A command must not inherit a stale mirror from whoever started the collector. */
 function stripMirror(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(env)) if (!/^TMA_(AGENT|PANE|STATE|LOCATOR|TITLE|SINCE_MS|EPISODE_MS|DETAIL|SESSION|REPO|BRANCH|CONTEXT_PCT)$/.test(k)) out[k] = v;
+  for (const [k, v] of Object.entries(env))
+    if (!/^TMA_(AGENT|PANE|STATE|LOCATOR|TITLE|SINCE_MS|EPISODE_MS|DETAIL|SESSION|REPO|BRANCH|CONTEXT_PCT)$/.test(k)) out[k] = v;
   return out;
 }

@@ -19,8 +19,19 @@ export interface Fire {
 
 /** Key order of the schema 2 payload; `title` only with include_title. Pinned by a test. */
 export const PAYLOAD_KEYS = [
-  'schema', 'agent', 'pane', 'state', 'detail', 'session', 'locator', 'title', 'repo', 'branch', 'since_ms',
-  'context_pct', 'episode_ms',
+  'schema',
+  'agent',
+  'pane',
+  'state',
+  'detail',
+  'session',
+  'locator',
+  'title',
+  'repo',
+  'branch',
+  'since_ms',
+  'context_pct',
+  'episode_ms',
 ] as const;
 
 export function hookPayload(f: Fire, includeTitle: boolean): Record<string, unknown> {

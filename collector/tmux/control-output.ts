@@ -153,9 +153,18 @@ export interface OutputWatchOptions {
  * own session's windows as `window-*` and every other session's as `unlinked-window-*`.
  */
 export const LISTING_NEWS: ReadonlySet<string> = new Set([
-  'window-add', 'window-close', 'window-pane-changed', 'window-renamed', 'layout-change',
-  'unlinked-window-add', 'unlinked-window-close', 'unlinked-window-renamed', 'pane-mode-changed',
-  'sessions-changed', 'session-renamed', 'session-window-changed',
+  'window-add',
+  'window-close',
+  'window-pane-changed',
+  'window-renamed',
+  'layout-change',
+  'unlinked-window-add',
+  'unlinked-window-close',
+  'unlinked-window-renamed',
+  'pane-mode-changed',
+  'sessions-changed',
+  'session-renamed',
+  'session-window-changed',
 ]);
 
 /** One output client per session of a server, feeding quiet edges to `onDue`. */
@@ -271,7 +280,13 @@ export class OutputWatch {
         this.clients.set(id, c);
       }
       // A request (re)attaches a client that is not attached; it answers cheaply when it is.
-      if (!c.attached) attaching.push(c.connect().then((ok) => ok && this.heardFrom(id), () => false));
+      if (!c.attached)
+        attaching.push(
+          c.connect().then(
+            (ok) => ok && this.heardFrom(id),
+            () => false,
+          ),
+        );
     }
     await Promise.all(attaching);
     this.armRescan();
@@ -304,12 +319,15 @@ export class OutputWatch {
     if (this.timer && this.timerAt <= at) return;
     if (this.timer) clearTimeout(this.timer);
     this.timerAt = at;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      const due = this.edges.due(this.now());
-      if (due.length) this.o.onDue(due);
-      this.arm();
-    }, Math.max(0, at - this.now()));
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        const due = this.edges.due(this.now());
+        if (due.length) this.o.onDue(due);
+        this.arm();
+      },
+      Math.max(0, at - this.now()),
+    );
     this.timer.unref();
   }
 }

@@ -30,13 +30,7 @@ function describe(kind: TmuxErrorKind, stderr: string): string {
 // The first three are what a client prints when it cannot reach a server (a missing socket file
 // shows up as "error connecting to … (No such file or directory)"); the last two are what it prints
 // when the server dies while the command is in flight.
-const SERVER_GONE = [
-  'no server running',
-  'error connecting',
-  'failed to connect to server',
-  'server exited unexpectedly',
-  'lost server',
-];
+const SERVER_GONE = ['no server running', 'error connecting', 'failed to connect to server', 'server exited unexpectedly', 'lost server'];
 
 export function isServerGone(stderr: string): boolean {
   const s = stderr.toLowerCase();

@@ -27,7 +27,10 @@ export function parseProcStat(text: string): ProcEntry | null {
   if (open < 0 || close < open) return null;
   const pid = intOf(text.slice(0, open).trim());
   const comm = text.slice(open + 1, close);
-  const f = text.slice(close + 1).trim().split(/\s+/);
+  const f = text
+    .slice(close + 1)
+    .trim()
+    .split(/\s+/);
   const ppid = intOf(f[1]);
   const pgid = intOf(f[2]);
   const tpgid = intOf(f[5]);

@@ -37,7 +37,9 @@ function markerNonce(): string {
  */
 function childProcess(): typeof ChildProcess {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- the CommonJS bundle's way in (see above)
-  const cp = (process.getBuiltinModule?.('node:child_process') as typeof ChildProcess | undefined) ?? (typeof require === 'function' ? (require('node:child_process') as typeof ChildProcess) : undefined);
+  const cp =
+    (process.getBuiltinModule?.('node:child_process') as typeof ChildProcess | undefined) ??
+    (typeof require === 'function' ? (require('node:child_process') as typeof ChildProcess) : undefined);
   if (!cp) throw new TmuxError('failed', '', 'cannot load node:child_process here');
   return cp;
 }
@@ -61,7 +63,9 @@ export function runChainSync(target: ServerTarget, bin: string, cmds: readonly (
   });
   if (r.error) {
     const timedOut = (r.error as NodeJS.ErrnoException).code === 'ETIMEDOUT';
-    throw timedOut ? new TmuxError('timeout', '', `tmux did not answer within ${timeoutMs} ms`) : new TmuxError('failed', '', `cannot run ${bin}: ${r.error.message}`);
+    throw timedOut
+      ? new TmuxError('timeout', '', `tmux did not answer within ${timeoutMs} ms`)
+      : new TmuxError('failed', '', `cannot run ${bin}: ${r.error.message}`);
   }
   if (r.status !== 0) {
     if (r.stderr.trim() !== '') throw errorFromStderr(r.stderr);

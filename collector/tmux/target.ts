@@ -1,9 +1,6 @@
 // Which tmux server a command talks to, and which tmux binary talks to it.
 
-export type ServerTarget =
-  | { kind: 'name'; name: string }
-  | { kind: 'path'; path: string }
-  | { kind: 'default' };
+export type ServerTarget = { kind: 'name'; name: string } | { kind: 'path'; path: string } | { kind: 'default' };
 
 type Env = Readonly<Record<string, string | undefined>>;
 

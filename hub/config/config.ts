@@ -17,7 +17,11 @@ export const staleAfterDefault = (heartbeatMs: number = HEARTBEAT_MS) => heartbe
 export const DEFAULT_LOST_AFTER_MS = 86_400_000;
 export const DEFAULT_SSH_COMMAND = 'tma collector --stdio';
 
-export const hostName = z.string().min(1).max(253).regex(/^[A-Za-z0-9._-]+$/, 'host names use letters, digits, dot, dash, underscore');
+export const hostName = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(/^[A-Za-z0-9._-]+$/, 'host names use letters, digits, dot, dash, underscore');
 const secs = z.number().positive();
 
 const collectorEntry = z.strictObject({
@@ -45,7 +49,10 @@ const sshEntry = z.strictObject({
 
 const hubSchema = z.strictObject({
   listen: z.string().optional(),
-  public_url: z.string().regex(/^https?:\/\/[^\s/]+(\/[^\s]*)?$/, 'an http:// or https:// URL').optional(),
+  public_url: z
+    .string()
+    .regex(/^https?:\/\/[^\s/]+(\/[^\s]*)?$/, 'an http:// or https:// URL')
+    .optional(),
   stale_after_secs: secs.optional(),
   lost_after_secs: secs.optional(),
   collector: z.array(collectorEntry).optional(),
@@ -110,7 +117,10 @@ export function parseListen(text: string): ListenAddress {
 }
 
 function issuePath(path: readonly PropertyKey[]): string {
-  return path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+  return path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+    .join('')
+    .replace(/^\./, '');
 }
 
 export type ReadTokenFile = (path: string) => string;
@@ -122,12 +132,7 @@ export function expandHome(path: string): string {
 
 const readTokenFromDisk: ReadTokenFile = (path) => readFileSync(path, 'utf8');
 
-function resolveToken(
-  file: string,
-  where: string,
-  entry: { token?: string | undefined; token_file?: string | undefined },
-  read: ReadTokenFile,
-): string {
+function resolveToken(file: string, where: string, entry: { token?: string | undefined; token_file?: string | undefined }, read: ReadTokenFile): string {
   if (entry.token !== undefined && entry.token_file !== undefined) {
     throw new HubConfigError(`${file}: ${where}: set token or token_file, not both`);
   }
@@ -210,10 +215,7 @@ export function parseHubConfig(file: string, text: string, read: ReadTokenFile =
     seenClients.add(e.name);
   }
   const tokens = new Map<string, string>();
-  const all = [
-    ...collectors.map((e, i) => [`collector[${i}]`, e.token] as const),
-    ...clients.map((e, i) => [`client[${i}]`, e.token] as const),
-  ];
+  const all = [...collectors.map((e, i) => [`collector[${i}]`, e.token] as const), ...clients.map((e, i) => [`client[${i}]`, e.token] as const)];
   for (const [where, token] of all) {
     const other = tokens.get(token);
     if (other) throw new HubConfigError(`${file}: ${where}: uses the same token as ${other}`);

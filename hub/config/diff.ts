@@ -39,8 +39,7 @@ function split<T>(before: readonly T[], after: readonly T[], key: (t: T) => stri
 }
 
 function sameSsh(a: SshTarget, b: SshTarget): boolean {
-  return a.host === b.host && a.port === b.port && a.user === b.user && a.identity === b.identity &&
-    a.known_hosts === b.known_hosts && a.command === b.command;
+  return a.host === b.host && a.port === b.port && a.user === b.user && a.identity === b.identity && a.known_hosts === b.known_hosts && a.command === b.command;
 }
 
 export function diffHubConfig(before: HubConfig, after: HubConfig): ConfigDiff {
@@ -95,11 +94,7 @@ function summaryParts(d: ConfigDiff): string[] {
     ...count(d.hostTokens.removed.length, '-', 'host token'),
     ...count(d.hostTokens.changed.length, '~', 'host token'),
   ];
-  const ssh = [
-    ...d.ssh.added.map((s) => `+${s.name}`),
-    ...d.ssh.removed.map((n) => `-${n}`),
-    ...d.ssh.changed.map((s) => `~${s.name}`),
-  ];
+  const ssh = [...d.ssh.added.map((s) => `+${s.name}`), ...d.ssh.removed.map((n) => `-${n}`), ...d.ssh.changed.map((s) => `~${s.name}`)];
   return [
     ...tokens,
     ...(ssh.length ? [`ssh: ${ssh.join(' ')}`] : []),

@@ -58,8 +58,11 @@ export async function applyReload(t: ReloadTarget, next: HubConfig): Promise<Rel
   const summary = diffSummary(diff);
   t.logger.info(
     {
-      clients_added: diff.clients.added, clients_removed: diff.clients.removed, host_tokens_added: diff.hostTokens.added,
-      host_tokens_removed: diff.hostTokens.removed, host_tokens_changed: diff.hostTokens.changed,
+      clients_added: diff.clients.added,
+      clients_removed: diff.clients.removed,
+      host_tokens_added: diff.hostTokens.added,
+      host_tokens_removed: diff.hostTokens.removed,
+      host_tokens_changed: diff.hostTokens.changed,
       ...(diff.needsRestart.length ? { needs_restart: diff.needsRestart } : {}),
     },
     summary,

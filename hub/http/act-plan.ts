@@ -29,10 +29,18 @@ export const HUB_REASONS = {
 const SLOT = /^[A-Za-z0-9._:-]+$/;
 
 export const actBodySchema = z.strictObject({
-  host: z.string().min(1).max(253).regex(/^[A-Za-z0-9._-]+$/, 'host names use letters, digits, dot, dash, underscore'),
+  host: z
+    .string()
+    .min(1)
+    .max(253)
+    .regex(/^[A-Za-z0-9._-]+$/, 'host names use letters, digits, dot, dash, underscore'),
   server: z.string().min(1).max(4096).optional(),
   pane: z.string().regex(/^%\d+$/, 'a pane id looks like %12'),
-  action: z.string().min(1).max(64).regex(/^[a-z0-9_-]+$/, 'action names use a-z, 0-9, dash, underscore'),
+  action: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[a-z0-9_-]+$/, 'action names use a-z, 0-9, dash, underscore'),
   expect_episode_ms: z.number().int().nonnegative().nullable().optional(),
   expect_permission_request: z.string().min(1).max(256).nullable().optional(),
   slot: z.string().min(1).max(200).regex(SLOT, 'a slot uses letters, digits and . _ : -').optional(),
@@ -84,12 +92,17 @@ export function planAct(b: ActBody, v: HostView): ActPlan {
     if (hits.length === 0) return err(404, `no agent pane ${b.pane} on host ${b.host}; name the server if the pane is new`);
     if (hits.length > 1) {
       const names = hits.map((r) => r.server).join(', ');
-      return err(409, `pane ${b.pane} exists on ${hits.length} servers of ${b.host} (${names}); name one with "server"`, hits.map((r) => ({ server: r.server, pane: r.pane, locator: r.locator })));
+      return err(
+        409,
+        `pane ${b.pane} exists on ${hits.length} servers of ${b.host} (${names}); name one with "server"`,
+        hits.map((r) => ({ server: r.server, pane: r.pane, locator: r.locator })),
+      );
     }
     server = hits[0]!.server;
   }
   // A host that never said hello has not refused anything yet: it is only unreachable.
-  if (v.actionsAllowed !== null && !v.actionsAllowed.includes(b.action)) return { kind: 'result', result: hubResult(b, server, 'refused', HUB_REASONS.notAllowed) };
+  if (v.actionsAllowed !== null && !v.actionsAllowed.includes(b.action))
+    return { kind: 'result', result: hubResult(b, server, 'refused', HUB_REASONS.notAllowed) };
   if (!v.linkOpen) return { kind: 'result', result: hubResult(b, server, 'timeout', HUB_REASONS.undelivered) };
   return { kind: 'forward', server };
 }

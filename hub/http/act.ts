@@ -39,10 +39,19 @@ export function registerActRoute(app: Hono, d: ActRouteDeps): void {
     d.metrics.actDone(r.outcome);
     audit.info(
       {
-        who, host: b.host, server: r.server, pane: b.pane, action: b.action,
-        expect_episode_ms: b.expect_episode_ms ?? null, expect_permission_request: b.expect_permission_request ?? null,
+        who,
+        host: b.host,
+        server: r.server,
+        pane: b.pane,
+        action: b.action,
+        expect_episode_ms: b.expect_episode_ms ?? null,
+        expect_permission_request: b.expect_permission_request ?? null,
         expect_prompt: b.expect_prompt ?? null,
-        slot, outcome: r.outcome, reason: r.reason, exit_code: r.exit_code, cached: r.cached ?? null,
+        slot,
+        outcome: r.outcome,
+        reason: r.reason,
+        exit_code: r.exit_code,
+        cached: r.cached ?? null,
       },
       'remote act',
     );

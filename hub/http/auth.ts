@@ -4,9 +4,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { HubConfig, Role } from '../config/config.js';
 
-export type Principal =
-  | { kind: 'collector'; host: string }
-  | { kind: 'client'; name: string; role: Role };
+export type Principal = { kind: 'collector'; host: string } | { kind: 'client'; name: string; role: Role };
 
 const digest = (token: string) => createHash('sha256').update(token, 'utf8').digest();
 

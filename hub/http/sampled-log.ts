@@ -4,7 +4,10 @@
 export class LogSampler {
   private readonly windows = new Map<string, { startMs: number; suppressed: number }>();
 
-  constructor(private readonly windowMs = 10_000, private readonly clock: () => number = Date.now) {}
+  constructor(
+    private readonly windowMs = 10_000,
+    private readonly clock: () => number = Date.now,
+  ) {}
 
   /** Whether to log this occurrence of `key`; when yes, how many were suppressed before it. */
   take(key: string): { log: true; suppressed: number } | { log: false } {

@@ -51,10 +51,12 @@ export class SharedLines {
 
   /** The lines as unmasked WebSocket text frames (RFC 6455 §5.2), back to back. */
   wsFrames(): Buffer {
-    this.ws ??= Buffer.concat(this.lines.flatMap((l) => {
-      const data = textBytes(l);
-      return [frameHeader(data.length), data];
-    }));
+    this.ws ??= Buffer.concat(
+      this.lines.flatMap((l) => {
+        const data = textBytes(l);
+        return [frameHeader(data.length), data];
+      }),
+    );
     return this.ws;
   }
 
@@ -119,8 +121,14 @@ export function wsSink(ws: WebSocket, limits: SinkLimits, slow: (reason: string)
       if (ws.readyState !== ws.OPEN) return;
       // Judged before queueing, so one large document is never a fault on its own; unread
       // earlier messages are.
-      if (over()) { slow(`send backlog ${ws.bufferedAmount} bytes over ${limits.maxBufferedBytes}`); return; }
-      if (typeof text === 'string' || Buffer.isBuffer(text)) { ws.send(text, { binary: false }); return; }
+      if (over()) {
+        slow(`send backlog ${ws.bufferedAmount} bytes over ${limits.maxBufferedBytes}`);
+        return;
+      }
+      if (typeof text === 'string' || Buffer.isBuffer(text)) {
+        ws.send(text, { binary: false });
+        return;
+      }
       // One text message in fragments: each part is queued as it is, shared with other readers,
       // and the socket takes them in one write.
       corked(wsSocket(ws), () => text.forEach((part, i) => ws.send(part, { binary: false, fin: i === text.length - 1 })));
@@ -130,7 +138,10 @@ export function wsSink(ws: WebSocket, limits: SinkLimits, slow: (reason: string)
     },
     writeShared(shared) {
       if (ws.readyState !== ws.OPEN) return;
-      if (over()) { slow(`send backlog ${ws.bufferedAmount} bytes over ${limits.maxBufferedBytes}`); return; }
+      if (over()) {
+        slow(`send backlog ${ws.bufferedAmount} bytes over ${limits.maxBufferedBytes}`);
+        return;
+      }
       const sock = wsSocket(ws);
       // The frames go straight to the socket, behind whatever ws queued there before. Only without
       // extensions: a compressed link's frames are ws's to make.
@@ -190,7 +201,10 @@ export function sseSink(res: ServerResponse, limits: SinkLimits, slow: (reason: 
   return {
     kind: 'sse',
     write(text) {
-      if (typeof text === 'string') { push([`data: ${text}\n\n`]); return; }
+      if (typeof text === 'string') {
+        push([`data: ${text}\n\n`]);
+        return;
+      }
       push([SSE_DATA, ...(Buffer.isBuffer(text) ? [text] : text), SSE_END]);
     },
     batch(fn) {

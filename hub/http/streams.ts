@@ -55,7 +55,10 @@ export class StreamHub {
   private readonly unlisten: () => void;
   private readonly clock: () => number;
 
-  constructor(private readonly store: FleetReads & FleetJournal, private readonly o: StreamHubOptions) {
+  constructor(
+    private readonly store: FleetReads & FleetJournal,
+    private readonly o: StreamHubOptions,
+  ) {
     this.clock = o.clock ?? Date.now;
     this.unlisten = store.onChange(() => this.schedule());
     this.keepaliveTimer = setInterval(() => {
@@ -84,8 +87,14 @@ export class StreamHub {
     // The parts are shared with every reader joining at this version: no copy of the fleet per reader.
     const parts = this.store.documentParts(selector);
     const sub: Subscriber = {
-      id, sink, selector, selectorKey: JSON.stringify(selector), mode: m,
-      lastText: m === 'documents' ? Buffer.concat(parts) : null, behind: false, alive: true,
+      id,
+      sink,
+      selector,
+      selectorKey: JSON.stringify(selector),
+      mode: m,
+      lastText: m === 'documents' ? Buffer.concat(parts) : null,
+      behind: false,
+      alive: true,
     };
     this.subs.set(id, sub);
     this.o.metrics.subscriberCount(sink.kind, 1);
@@ -226,7 +235,11 @@ class FlushPlan {
   private readonly former: RowChange[];
   private readonly edgeText = new Map<string, string>();
 
-  constructor(private readonly store: FleetReads, private readonly changes: StoreChanges, private readonly at: number) {
+  constructor(
+    private readonly store: FleetReads,
+    private readonly changes: StoreChanges,
+    private readonly at: number,
+  ) {
     this.present = changes.rows.filter((c) => c.after).sort((a, b) => compareFleetRows(a.after!.entry.row, b.after!.entry.row));
     this.former = changes.rows.filter((c) => c.before).sort((a, b) => compareFleetRows(a.before!.entry.row, b.before!.entry.row));
   }
@@ -239,8 +252,7 @@ class FlushPlan {
 
   private edges(sel: Selector): string[] {
     const out: string[] = [];
-    const cls = (seen: RowChange['before'], match: boolean): StateClass | '' =>
-      seen && match ? classOf(seen.entry.row.state, seen.entry.row.attention) : '';
+    const cls = (seen: RowChange['before'], match: boolean): StateClass | '' => (seen && match ? classOf(seen.entry.row.state, seen.entry.row.attention) : '');
     const emit = (c: RowChange, departure: boolean) => {
       const from = cls(c.before, c.before !== null && selectRow(sel, c.before.entry.row));
       const to = cls(c.after, c.after !== null && selectRow(sel, c.after.entry.row));

@@ -55,7 +55,11 @@ export class SubscribeEndpoint {
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     this.o.streams.add((slow) => sseSink(res, this.o.limits, slow), r.selector, r.mode);
-    this.track(r.client, () => res.end(), (cb) => res.on('close', cb));
+    this.track(
+      r.client,
+      () => res.end(),
+      (cb) => res.on('close', cb),
+    );
   }
 
   /** A WebSocket upgrade of `/v1/subscribe`. */
@@ -65,7 +69,11 @@ export class SubscribeEndpoint {
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       ws.on('error', (err: Error & { code?: string }) => this.o.logger.warn({ err: err.code ?? err.message }, 'subscriber socket error'));
       this.o.streams.add((slow) => wsSink(ws, this.o.limits, slow), r.selector, r.mode);
-      this.track(r.client, (reason) => ws.close(CLOSE_POLICY, closeReason(reason)), (cb) => ws.on('close', cb));
+      this.track(
+        r.client,
+        (reason) => ws.close(CLOSE_POLICY, closeReason(reason)),
+        (cb) => ws.on('close', cb),
+      );
     });
   }
 

@@ -5,15 +5,7 @@
 import type { Logger } from 'pino';
 import type { Transport } from '../../shared/fleet.js';
 import type { FrameLink } from '../../shared/link.js';
-import {
-  PROTOCOL_VERSION,
-  decodeFrame,
-  encodeFrame,
-  type ActResult,
-  type CollectorFrame,
-  type FrameError,
-  type HubFrame,
-} from '../../shared/protocol.js';
+import { PROTOCOL_VERSION, decodeFrame, encodeFrame, type ActResult, type CollectorFrame, type FrameError, type HubFrame } from '../../shared/protocol.js';
 import type { HubMetrics } from '../metrics.js';
 import type { ApplyOutcome, FleetIntake } from '../store/fleet-store.js';
 
@@ -26,7 +18,10 @@ export const HELLO_TIMEOUT_MS = 10_000;
 export const PENDING_SNAPSHOT_MAX_BYTES = 16 * 1024 * 1024;
 
 export class ActTimeoutError extends Error {
-  constructor(readonly id: string, readonly timeoutMs: number) {
+  constructor(
+    readonly id: string,
+    readonly timeoutMs: number,
+  ) {
     super(`no act_result for ${id} within ${timeoutMs} ms`);
   }
 }
@@ -266,8 +261,15 @@ export class LinkSession {
     if (busy !== null) return this.refuseHello('host-busy', busy);
     const { resumeFrom, reconnect } = this.o.store.hello(
       this.host,
-      { transport: this.o.transport, epoch: f.epoch, collectorVersion: f.collector_version, actionsAllowed: f.actions_allowed,
-        actionsByAgent: f.actions_by_agent ?? null, sharesPrompt: f.share_prompt ?? null, at: f.at },
+      {
+        transport: this.o.transport,
+        epoch: f.epoch,
+        collectorVersion: f.collector_version,
+        actionsAllowed: f.actions_allowed,
+        actionsByAgent: f.actions_by_agent ?? null,
+        sharesPrompt: f.share_prompt ?? null,
+        at: f.at,
+      },
       this.owner,
     );
     if (reconnect) this.o.metrics.reconnects++;

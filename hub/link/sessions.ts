@@ -34,8 +34,15 @@ export class LinkSessions {
   attach(link: FrameLink, at: { transport: Transport; host: string }): LinkSession {
     const { heartbeatMs } = this.o;
     const session = new LinkSession({
-      link, store: this.o.store, metrics: this.o.metrics, logger: this.o.logger, transport: at.transport, boundHost: at.host,
-      heartbeatMs, deadAfterMs: this.o.deadAfterMs, clock: this.o.clock,
+      link,
+      store: this.o.store,
+      metrics: this.o.metrics,
+      logger: this.o.logger,
+      transport: at.transport,
+      boundHost: at.host,
+      heartbeatMs,
+      deadAfterMs: this.o.deadAfterMs,
+      clock: this.o.clock,
       pendingSnapshotMaxBytes: this.o.pendingSnapshotMaxBytes,
       rebindHost: at.transport !== 'ws',
       // One live link per host: a second collector is refused rather than taking turns with the

@@ -13,11 +13,16 @@ export class SshDialers {
   constructor(private readonly o: { sessions: LinkSessions; store: Pick<FleetHosts, 'unreachable'>; logger: Logger; tuning?: SshTuning }) {}
 
   dial(target: SshTarget): void {
-    this.dialers.set(target.name, dialSsh({
-      ...this.o.tuning, target, logger: this.o.logger,
-      onLink: (link) => this.o.sessions.attach(link, { transport: 'ssh', host: target.name }),
-      onDown: (reason) => this.o.store.unreachable(target.name, reason),
-    }));
+    this.dialers.set(
+      target.name,
+      dialSsh({
+        ...this.o.tuning,
+        target,
+        logger: this.o.logger,
+        onLink: (link) => this.o.sessions.attach(link, { transport: 'ssh', host: target.name }),
+        onDown: (reason) => this.o.store.unreachable(target.name, reason),
+      }),
+    );
   }
 
   /** Stop dialling `name` and close its link; resolves once its socket is gone. */

@@ -32,7 +32,11 @@ export function pageLink(pageBase: string, e: HubNotification): string {
 const leadOf = (ev: HubNotification[]): HubNotification => ev.find((e) => e.trigger === 'blocked') ?? ev[0]!;
 
 /** The JSON document webhook and command sinks receive; `page_url` opens the page at the lead event. */
-export function batchDocument(sink: NotifySinkConfig, b: Batch, pageBase: string): { schema: 1; sink: string; delivery: string; events: HubNotification[]; page_url: string } {
+export function batchDocument(
+  sink: NotifySinkConfig,
+  b: Batch,
+  pageBase: string,
+): { schema: 1; sink: string; delivery: string; events: HubNotification[]; page_url: string } {
   return { schema: 1, sink: sink.name, delivery: b.id, events: sinkEvents(sink, b), page_url: pageLink(pageBase, leadOf(b.events)) };
 }
 
@@ -98,7 +102,13 @@ export function ntfyMessage(
   const at = (e: HubNotification) => pageLink(pageBase, e);
   const priority = Math.max(...ev.map((e) => PRIORITY[e.trigger] ?? 3));
   if (ev.length === 1) {
-    return { title: `${oneLine(first.agent)} ${first.trigger} on ${oneLine(first.host)}`, body: `${where(first)}: ${oneLine(first.agent)} ${verb(first)}`, priority, click: at(first), tags: first.trigger };
+    return {
+      title: `${oneLine(first.agent)} ${first.trigger} on ${oneLine(first.host)}`,
+      body: `${where(first)}: ${oneLine(first.agent)} ${verb(first)}`,
+      priority,
+      click: at(first),
+      tags: first.trigger,
+    };
   }
   const blocked = ev.filter((e) => e.trigger === 'blocked').length;
   const title = blocked ? `${blocked} of ${ev.length} agents need you` : `${ev.length} agent notifications`;

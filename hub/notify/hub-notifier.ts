@@ -73,7 +73,10 @@ class SinkQueue {
   private stopped = false;
   private seq = 0;
 
-  constructor(readonly sink: NotifySinkConfig, private readonly hub: HubNotifier) {}
+  constructor(
+    readonly sink: NotifySinkConfig,
+    private readonly hub: HubNotifier,
+  ) {}
 
   push(n: HubNotification): void {
     if (this.stopped) return;
@@ -259,17 +262,22 @@ export class HubNotifier {
     const n = { ...ordered(event), id, host, received_ms: this.clock() } as HubNotification;
     const blocked = n.trigger === 'resolved' ? this.journal.get(JSON.stringify([host, notificationKey({ ...event, trigger: 'blocked' })])) : undefined;
     const targets = this.sinks.filter((s) => sinkWants(s, n, blocked?.sinks.has(s.name) ?? false));
-    const done = this.journal.accept(n, targets.map((s) => s.name)).then(
-      () => {
-        this.accepting.delete(id);
-        this.accepted++;
-        for (const s of targets) this.queues.get(s.name)?.push(n);
-      },
-      (e: unknown) => {
-        this.accepting.delete(id);
-        throw e;
-      },
-    );
+    const done = this.journal
+      .accept(
+        n,
+        targets.map((s) => s.name),
+      )
+      .then(
+        () => {
+          this.accepting.delete(id);
+          this.accepted++;
+          for (const s of targets) this.queues.get(s.name)?.push(n);
+        },
+        (e: unknown) => {
+          this.accepting.delete(id);
+          throw e;
+        },
+      );
     this.accepting.set(id, done);
     return done;
   }
@@ -281,17 +289,33 @@ export class HubNotifier {
 
   /** A message was formed: its id and events go to the journal before it is sent. */
   formed(sink: string, delivery: string, events: HubNotification[]): Promise<void> {
-    return this.journal.batch(sink, delivery, events.map((e) => e.id)).catch((e: unknown) => {
-      // Sending anyway beats holding every notification back on a journal that cannot write.
-      this.log.error({ err: (e as Error).message }, 'notification journal write failed');
-    });
+    return this.journal
+      .batch(
+        sink,
+        delivery,
+        events.map((e) => e.id),
+      )
+      .catch((e: unknown) => {
+        // Sending anyway beats holding every notification back on a journal that cannot write.
+        this.log.error({ err: (e as Error).message }, 'notification journal write failed');
+      });
   }
 
   /** A message reached its end with a sink: one journal line for every event it carried. */
   finished(sink: string, b: Batch & { attempts: number }, state: 'sent' | 'failed', error: string | null): void {
-    this.journal.done(sink, b.id, b.events.map((e) => e.id), state, b.attempts, error, this.clock()).catch((e: unknown) => {
-      this.log.error({ err: (e as Error).message }, 'notification journal write failed');
-    });
+    this.journal
+      .done(
+        sink,
+        b.id,
+        b.events.map((e) => e.id),
+        state,
+        b.attempts,
+        error,
+        this.clock(),
+      )
+      .catch((e: unknown) => {
+        this.log.error({ err: (e as Error).message }, 'notification journal write failed');
+      });
   }
 
   private sampledWarn(key: string, fields: Record<string, unknown>, msg: string): void {
@@ -349,7 +373,10 @@ export class HubNotifier {
     out.push(`tma_hub_notify_accepted_total ${this.accepted}`);
     out.push('# HELP tma_hub_notify_duplicates_total Notifications received again and dropped as repeats.', '# TYPE tma_hub_notify_duplicates_total counter');
     out.push(`tma_hub_notify_duplicates_total ${this.duplicates}`);
-    out.push('# HELP tma_hub_notify_refused_total Notify frames refused over a host\'s budget (not acknowledged).', '# TYPE tma_hub_notify_refused_total counter');
+    out.push(
+      "# HELP tma_hub_notify_refused_total Notify frames refused over a host's budget (not acknowledged).",
+      '# TYPE tma_hub_notify_refused_total counter',
+    );
     out.push(`tma_hub_notify_refused_total{reason="budget"} ${this.refused}`);
     const j = this.journal.size;
     out.push('# HELP tma_hub_notify_journal_entries Notifications the journal holds.', '# TYPE tma_hub_notify_journal_entries gauge');

@@ -220,7 +220,13 @@ export class NotifyJournal {
         return e;
       }
       case 'sink':
-        this.set(line.id, line.sink, { state: line.state, attempts: line.attempts, last_error: line.error, at: line.at, ...(line.delivery ? { delivery: line.delivery } : {}) });
+        this.set(line.id, line.sink, {
+          state: line.state,
+          attempts: line.attempts,
+          last_error: line.error,
+          at: line.at,
+          ...(line.delivery ? { delivery: line.delivery } : {}),
+        });
         return this.entries.get(line.id);
       case 'batch':
         for (const id of line.ids) this.set(id, line.sink, { delivery: line.delivery });
@@ -341,7 +347,18 @@ export class NotifyJournal {
       out.push(JSON.stringify({ op: 'accept', n: e.n, sinks: [...e.sinks.keys()] }));
       for (const [sink, d] of e.sinks) {
         if (d.state === 'pending' && d.attempts === 0 && !d.delivery) continue;
-        out.push(JSON.stringify({ op: 'sink', id: e.n.id, sink, state: d.state, attempts: d.attempts, error: d.last_error, at: d.at ?? 0, ...(d.delivery ? { delivery: d.delivery } : {}) }));
+        out.push(
+          JSON.stringify({
+            op: 'sink',
+            id: e.n.id,
+            sink,
+            state: d.state,
+            attempts: d.attempts,
+            error: d.last_error,
+            at: d.at ?? 0,
+            ...(d.delivery ? { delivery: d.delivery } : {}),
+          }),
+        );
       }
     }
     return { text: out.length ? `${out.join('\n')}\n` : '', n: out.length };

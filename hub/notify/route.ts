@@ -7,10 +7,7 @@ import type { HubNotifier } from './hub-notifier.js';
 export const LIST_DEFAULT = 100;
 export const LIST_MAX = 1000;
 
-export function registerNotificationsRoute(
-  app: Hono,
-  o: { notifier: HubNotifier; clientAuth: (c: Context, endpoint: string) => Response | null },
-): void {
+export function registerNotificationsRoute(app: Hono, o: { notifier: HubNotifier; clientAuth: (c: Context, endpoint: string) => Response | null }): void {
   app.get('/v1/notifications', (c) => {
     const refused = o.clientAuth(c, '/v1/notifications');
     if (refused) return refused;

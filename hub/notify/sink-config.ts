@@ -10,7 +10,11 @@ import { HOST_TRIGGERS, type FleetTrigger } from '../../shared/notify.js';
 const httpUrl = z.string().regex(/^https?:\/\/[^\s]+$/, 'an http:// or https:// URL');
 
 export const notifyEntry = z.strictObject({
-  name: z.string().min(1).max(64).regex(/^[A-Za-z0-9._-]+$/, 'sink names use letters, digits, dot, dash, underscore'),
+  name: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[A-Za-z0-9._-]+$/, 'sink names use letters, digits, dot, dash, underscore'),
   kind: z.enum(['ntfy', 'webhook', 'command']),
   url: httpUrl.optional(),
   command: z.string().min(1).optional(),
@@ -44,7 +48,11 @@ export const DEFAULT_SINK_ON: FleetTrigger[] = ['blocked'];
 const expandHome = (p: string) => (p === '~' || p.startsWith('~/') ? join(process.env.HOME || homedir(), p.slice(1)) : p);
 
 /** Settle the entries; throws an Error naming the entry on what the schema cannot say. */
-export function settleNotifySinks(file: string, entries: RawNotifyEntry[], read: (path: string) => string = (p) => readFileSync(p, 'utf8')): NotifySinkConfig[] {
+export function settleNotifySinks(
+  file: string,
+  entries: RawNotifyEntry[],
+  read: (path: string) => string = (p) => readFileSync(p, 'utf8'),
+): NotifySinkConfig[] {
   const seen = new Set<string>();
   return entries.map((e, i) => {
     const where = `${file}: notify[${i}]`;

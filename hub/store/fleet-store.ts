@@ -36,9 +36,7 @@ export interface StoreChanges {
 
 export type RefusalCode = 'unknown-host' | 'not-owner' | 'epoch' | 'no-baseline' | 'gap' | 'unknown-incarnation';
 
-export type ApplyOutcome =
-  | { ok: true; applied: boolean }
-  | { ok: false; code: RefusalCode; message: string };
+export type ApplyOutcome = { ok: true; applied: boolean } | { ok: false; code: RefusalCode; message: string };
 
 export interface StoreChange {
   at_ms: number;

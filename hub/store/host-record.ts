@@ -48,9 +48,29 @@ export interface HostRecord {
 /** A host nothing has been heard from yet. */
 export function newHostRecord(host: string, transport: Transport): HostRecord {
   return {
-    host, transport, reachable: false, synced: false, lastSeenMs: null, reason: null, collectorVersion: null,
-    epoch: null, seq: null, servers: new Map(), pending: null, owner: null, actionsAllowed: [], lagMs: null,
-    sentSeq: null, lost: false, helloCount: 0, lastRefusal: null, actionsByAgent: null, sharesPrompt: null, pieces: null, statusText: null, statusBytes: null,
+    host,
+    transport,
+    reachable: false,
+    synced: false,
+    lastSeenMs: null,
+    reason: null,
+    collectorVersion: null,
+    epoch: null,
+    seq: null,
+    servers: new Map(),
+    pending: null,
+    owner: null,
+    actionsAllowed: [],
+    lagMs: null,
+    sentSeq: null,
+    lost: false,
+    helloCount: 0,
+    lastRefusal: null,
+    actionsByAgent: null,
+    sharesPrompt: null,
+    pieces: null,
+    statusText: null,
+    statusBytes: null,
   };
 }
 

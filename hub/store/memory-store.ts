@@ -13,7 +13,16 @@ import { EMPTY_SELECTOR, isEmptySelector, selectRow, type Selector } from '../..
 import type { ServerState } from '../../shared/protocol.js';
 import { DOC_HEAD, agentsParts, agentsText, hostsParts, piecesOf, statusBytes, statusOf, statusText } from './encoding.js';
 import type {
-  ApplyOutcome, DeltaFrameIn, FleetStore, HelloInfo, HostMetrics, RowSeen, ServerFrameIn, SnapshotFrameIn, StoreChange, StoreChanges,
+  ApplyOutcome,
+  DeltaFrameIn,
+  FleetStore,
+  HelloInfo,
+  HostMetrics,
+  RowSeen,
+  ServerFrameIn,
+  SnapshotFrameIn,
+  StoreChange,
+  StoreChanges,
 } from './fleet-store.js';
 import { hostMetricsOf, newHostRecord, type HostRecord, type ServerSlot } from './host-record.js';
 import { ChangeJournal } from './journal.js';

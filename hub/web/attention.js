@@ -59,7 +59,15 @@ export class Attention {
     this.tone();
     if (this.canNotify && Notification.permission === 'granted') {
       for (const r of fresh.slice(0, 3)) {
-        const what = [r.pending_summary, r.pending_tool, detailWord(r, hosts.find((h) => h.host === r.host))].find((x) => typeof x === 'string' && x) ?? 'blocked';
+        const what =
+          [
+            r.pending_summary,
+            r.pending_tool,
+            detailWord(
+              r,
+              hosts.find((h) => h.host === r.host),
+            ),
+          ].find((x) => typeof x === 'string' && x) ?? 'blocked';
         // The tag folds repeats of the same pane into one notification.
         new Notification(`${r.agent} on ${r.host} needs you`, { body: `${r.locator || r.pane}: ${what}`, tag: rowKey(r) });
       }

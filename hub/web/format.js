@@ -188,7 +188,11 @@ export function needsYou(rows, hostsByName) {
 export function parseFilters(search) {
   const q = new URLSearchParams(search);
   /** @param {string} k */
-  const list = (k) => (q.get(k) ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+  const list = (k) =>
+    (q.get(k) ?? '')
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
   return { state: list('state').filter((c) => /** @type {string[]} */ (CLASSES).includes(c)), host: list('host'), agent: list('agent') };
 }
 
@@ -205,7 +209,11 @@ export function filtersQuery(f) {
  * @param {PageRow} row
  */
 export function passes(f, row) {
-  return (!f.state.length || f.state.includes(classOf(row))) && (!f.host.length || f.host.includes(row.host)) && (!f.agent.length || f.agent.includes(row.agent ?? ''));
+  return (
+    (!f.state.length || f.state.includes(classOf(row))) &&
+    (!f.host.length || f.host.includes(row.host)) &&
+    (!f.agent.length || f.agent.includes(row.agent ?? ''))
+  );
 }
 
 /** The tab title: how many panes need a person, first, so it reads in a crowded tab bar.
@@ -301,4 +309,3 @@ export class SseSplitter {
     return events;
   }
 }
-

@@ -137,19 +137,37 @@ async function open(token) {
     // Sent only when the row names its prompt: a hub that predates prompt ids takes no unknown key.
     if (typeof row.prompt_id === 'string' && row.prompt_id) body.expect_prompt = row.prompt_id;
     const result = /** @type {ActResult} */ (await fireAction(token, body));
-    acts.set(key, { action, pending: false, offered, ...shown, outcome: result.outcome, reason: result.reason ?? null, exit_code: result.exit_code, at: performance.now() });
+    acts.set(key, {
+      action,
+      pending: false,
+      offered,
+      ...shown,
+      outcome: result.outcome,
+      reason: result.reason ?? null,
+      exit_code: result.exit_code,
+      at: performance.now(),
+    });
     hold.set(`act:${slot}`, false, performance.now());
     draw();
   }
 
   const view = new FleetView(
     {
-      needsList: $('needs-list'), needsEmpty: $('needs-empty'), needsCount: $('needs-count'), hosts: $('hosts'),
-      counts: $('counts'), emptyFleet: $('empty-fleet'),
+      needsList: $('needs-list'),
+      needsEmpty: $('needs-empty'),
+      needsCount: $('needs-count'),
+      hosts: $('hosts'),
+      counts: $('counts'),
+      emptyFleet: $('empty-fleet'),
     },
     (row, action, offered) => {
       hold.touch(performance.now());
-      confirm.ask(row, action, (r, a) => void fire(r, a, offered), (last?.hosts ?? []).find((h) => h.host === row.host));
+      confirm.ask(
+        row,
+        action,
+        (r, a) => void fire(r, a, offered),
+        (last?.hosts ?? []).find((h) => h.host === row.host),
+      );
     },
     (cls) => {
       filters.state = filters.state.includes(cls) ? filters.state.filter((c) => c !== cls) : [cls];
@@ -176,8 +194,16 @@ async function open(token) {
     const { needsCount } = view.render(last, { role: me.role, hubNow: Date.now() + skewMs, filters, held, acts });
     attention.observe(rows, needsCount, last.hosts ?? []);
     confirm.check(rows);
-    fillSelect(/** @type {HTMLSelectElement} */ ($('filter-host')), (last.hosts ?? []).map((h) => h.host), filters.host);
-    fillSelect(/** @type {HTMLSelectElement} */ ($('filter-agent')), rows.map((r) => String(r.agent)), filters.agent);
+    fillSelect(
+      /** @type {HTMLSelectElement} */ ($('filter-host')),
+      (last.hosts ?? []).map((h) => h.host),
+      filters.host,
+    );
+    fillSelect(
+      /** @type {HTMLSelectElement} */ ($('filter-agent')),
+      rows.map((r) => String(r.agent)),
+      filters.agent,
+    );
     // Settle as soon as the hold ends, not at the next tick.
     clearTimeout(/** @type {number | undefined} */ (settleTimer));
     if (held && hold.reasons.size === 0) settleTimer = setTimeout(draw, Math.max(0, hold.until - now) + 20);

@@ -5,8 +5,21 @@
 // another agent's.
 
 import {
-  ACTION_VERB, CLASSES, GLYPH, actionLabel, ageMs, askText, classOf, detailWord, countClasses, needsYou, passes, rowActions, rowKey,
-  serverLabel, shortDuration,
+  ACTION_VERB,
+  CLASSES,
+  GLYPH,
+  actionLabel,
+  ageMs,
+  askText,
+  classOf,
+  detailWord,
+  countClasses,
+  needsYou,
+  passes,
+  rowActions,
+  rowKey,
+  serverLabel,
+  shortDuration,
 } from './format.js';
 import { OrderKeeper } from './order.js';
 
@@ -306,7 +319,8 @@ export class FleetView {
     const bits = [];
     if (h.transport) bits.push(`via ${h.transport}`);
     if (h.collector_version) bits.push(`collector ${h.collector_version}`);
-    if (typeof h.clock_offset_ms === 'number' && Math.abs(h.clock_offset_ms) >= 2000) bits.push(`clock ${h.clock_offset_ms > 0 ? '+' : '−'}${shortDuration(Math.abs(h.clock_offset_ms))}`);
+    if (typeof h.clock_offset_ms === 'number' && Math.abs(h.clock_offset_ms) >= 2000)
+      bits.push(`clock ${h.clock_offset_ms > 0 ? '+' : '−'}${shortDuration(Math.abs(h.clock_offset_ms))}`);
     part.meta.textContent = bits.join(' · ');
   }
 

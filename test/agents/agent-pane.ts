@@ -67,10 +67,31 @@ export class AgentPane {
       if (r.code !== 0) throw new Error(`install-hooks ${o.agent} failed (${r.code}): ${r.stderr}${r.stdout}`);
     }
     this.session = `${o.agent}-${o.hooks ? 'h' : 'n'}-${o.rows}-${seq++}`;
-    const env = { ...homeEnv(this.home), ...this.setup.env, PATH: `${dirname(agentBin(o.agent))}:${process.env.PATH ?? ''}`, TERM: 'xterm-256color', COLORTERM: 'truecolor', LANG: 'C.UTF-8' };
+    const env = {
+      ...homeEnv(this.home),
+      ...this.setup.env,
+      PATH: `${dirname(agentBin(o.agent))}:${process.env.PATH ?? ''}`,
+      TERM: 'xterm-256color',
+      COLORTERM: 'truecolor',
+      LANG: 'C.UTF-8',
+    };
     // Through env(1), not new-session -e: tmux 3.3a gives a new session the client's PATH.
-    const assigns = Object.entries(env).map(([k, v]) => `${k}=${shq(v)}`).join(' ');
-    this.tmux.tmux('new-session', '-d', '-s', this.session, '-x', String(o.cols ?? 120), '-y', String(o.rows), '-c', this.project, `env ${assigns} bash --rcfile ${join(this.tmux.dir, 'rc')} --noprofile -i`);
+    const assigns = Object.entries(env)
+      .map(([k, v]) => `${k}=${shq(v)}`)
+      .join(' ');
+    this.tmux.tmux(
+      'new-session',
+      '-d',
+      '-s',
+      this.session,
+      '-x',
+      String(o.cols ?? 120),
+      '-y',
+      String(o.rows),
+      '-c',
+      this.project,
+      `env ${assigns} bash --rcfile ${join(this.tmux.dir, 'rc')} --noprofile -i`,
+    );
     this.pane = this.tmux.tmux('display-message', '-p', '-t', this.session, '#{pane_id}').trim();
     await waitFor(() => this.screen().includes('$'), `the shell prompt in ${this.pane}`);
     const typed = o.launch ? o.launch(this.setup.name) : this.setup.name;

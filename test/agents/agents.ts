@@ -136,7 +136,12 @@ export function setUpAgent(name: AgentName, d: AgentDirs): AgentSetup {
         asks: true,
         // With our plugin installed OpenCode fetches its plugin package from npm at start, into
         // each fresh HOME: bun's download cache is shared beside the CLIs so only the first start waits.
-        env: { OPENCODE_DISABLE_MODELS_FETCH: '1', OPENCODE_DISABLE_AUTOUPDATE: '1', OPENCODE_DISABLE_SHARE: '1', BUN_INSTALL_CACHE_DIR: join(agentsCache(), 'opencode-bun-cache') },
+        env: {
+          OPENCODE_DISABLE_MODELS_FETCH: '1',
+          OPENCODE_DISABLE_AUTOUPDATE: '1',
+          OPENCODE_DISABLE_SHARE: '1',
+          BUN_INSTALL_CACHE_DIR: join(agentsCache(), 'opencode-bun-cache'),
+        },
         launch: `${agentBin('opencode')}`,
         promptShown: /Permission required|Allow once/,
         readyShown: /Ask anything|ctrl\+p/i,
@@ -172,7 +177,17 @@ export function setUpAgent(name: AgentName, d: AgentDirs): AgentSetup {
               baseUrl: `${d.url}/v1`,
               api: 'openai-completions',
               apiKey: KEY,
-              models: [{ id: 'fake-model', name: 'Fake Model', reasoning: false, input: ['text'], contextWindow: 100000, maxTokens: 4096, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } }],
+              models: [
+                {
+                  id: 'fake-model',
+                  name: 'Fake Model',
+                  reasoning: false,
+                  input: ['text'],
+                  contextWindow: 100000,
+                  maxTokens: 4096,
+                  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+                },
+              ],
             },
           },
         }),

@@ -136,7 +136,8 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
   async function route(req: IncomingMessage, res: ServerResponse, json: Record<string, unknown>): Promise<void> {
     const path = (req.url ?? '').split('?')[0] ?? '';
     if (req.method === 'GET') {
-      if (path.endsWith('/models')) return sendJson(res, 200, { object: 'list', data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'tma' }], models: [] });
+      if (path.endsWith('/models'))
+        return sendJson(res, 200, { object: 'list', data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'tma' }], models: [] });
       return sendJson(res, 200, {});
     }
     if (path.endsWith('/messages/count_tokens')) return sendJson(res, 200, { input_tokens: 10 });
@@ -164,14 +165,32 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
       }
     }
     const tools = (json.tools as { name: string }[] | undefined) ?? [];
-    const call = decide(tools.some((t) => t.name === 'Bash'), ids, res);
-    const message = { id: `msg_${Date.now()}`, type: 'message', role: 'assistant', model: String(json.model ?? 'fake'), content: [] as unknown[], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } };
+    const call = decide(
+      tools.some((t) => t.name === 'Bash'),
+      ids,
+      res,
+    );
+    const message = {
+      id: `msg_${Date.now()}`,
+      type: 'message',
+      role: 'assistant',
+      model: String(json.model ?? 'fake'),
+      content: [] as unknown[],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 10, output_tokens: 1 },
+    };
     const blockFor = () =>
       call
         ? { type: 'tool_use', id: call.id, name: 'Bash', input: { command: call.command, description: 'Append a line to a file' } }
         : { type: 'text', text: 'Done: the command ran.' };
     if (json.stream !== true) {
-      return sendJson(res, 200, { ...message, content: [blockFor()], stop_reason: call ? 'tool_use' : 'end_turn', usage: { input_tokens: 10, output_tokens: 5 } });
+      return sendJson(res, 200, {
+        ...message,
+        content: [blockFor()],
+        stop_reason: call ? 'tool_use' : 'end_turn',
+        usage: { input_tokens: 10, output_tokens: 5 },
+      });
     }
     const sse = sseStart(res);
     sse('message_start', { type: 'message_start', message });
@@ -179,7 +198,11 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
     await wait(hold);
     if (call) {
       sse('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: call.id, name: 'Bash', input: {} } });
-      sse('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify({ command: call.command, description: 'Append a line to a file' }) } });
+      sse('content_block_delta', {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'input_json_delta', partial_json: JSON.stringify({ command: call.command, description: 'Append a line to a file' }) },
+      });
     } else {
       sse('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
       sse('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Done: the command ran.' } });
@@ -218,16 +241,37 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
       if ('justification' in props) args.justification = 'Append a line to a file';
       item = { type: 'function_call', id: `fc_${call.id}`, call_id: call.id, name: shell.name, arguments: JSON.stringify(args), status: 'completed' };
     } else {
-      item = { type: 'message', id: `msg_${rid}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Done: the command ran.', annotations: [] }] };
+      item = {
+        type: 'message',
+        id: `msg_${rid}`,
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'Done: the command ran.', annotations: [] }],
+      };
       sse('response.output_item.added', { type: 'response.output_item.added', output_index: 0, item: { ...item, content: [] } });
-      sse('response.output_text.delta', { type: 'response.output_text.delta', item_id: item.id, output_index: 0, content_index: 0, delta: 'Done: the command ran.' });
+      sse('response.output_text.delta', {
+        type: 'response.output_text.delta',
+        item_id: item.id,
+        output_index: 0,
+        content_index: 0,
+        delta: 'Done: the command ran.',
+      });
     }
     sse('response.output_item.done', { type: 'response.output_item.done', output_index: 0, item });
     sse('response.completed', {
       type: 'response.completed',
       response: {
-        id: rid, object: 'response', status: 'completed', output: [item],
-        usage: { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 },
+        id: rid,
+        object: 'response',
+        status: 'completed',
+        output: [item],
+        usage: {
+          input_tokens: 10,
+          input_tokens_details: { cached_tokens: 0 },
+          output_tokens: 5,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: 15,
+        },
       },
     });
     res.end();
@@ -247,13 +291,23 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
     const bash = tools.find((t) => t.function?.name === 'bash');
     const call = decide(bash !== undefined, ids, res);
     // A named step (OpenCode's `read` of a file outside the project) goes out as it is.
-    const fn = call && typeof call.step !== 'string' ? { name: call.step.name, arguments: JSON.stringify(call.step.args) } : call ? { name: 'bash', arguments: JSON.stringify({ ...argsFor(call.command), description: 'Append a line to a file' }) } : null;
+    const fn =
+      call && typeof call.step !== 'string'
+        ? { name: call.step.name, arguments: JSON.stringify(call.step.args) }
+        : call
+          ? { name: 'bash', arguments: JSON.stringify({ ...argsFor(call.command), description: 'Append a line to a file' }) }
+          : null;
     const base = { id: `chatcmpl-${Date.now()}`, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: String(json.model ?? 'fake') };
     if (json.stream !== true) {
       const message = call
         ? { role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: fn }] }
         : { role: 'assistant', content: 'Done: the command ran.' };
-      return sendJson(res, 200, { ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: call ? 'tool_calls' : 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
+      return sendJson(res, 200, {
+        ...base,
+        object: 'chat.completion',
+        choices: [{ index: 0, message, finish_reason: call ? 'tool_calls' : 'stop' }],
+        usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+      });
     }
     const sse = sseStart(res);
     sse(null, { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
@@ -271,7 +325,8 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
 
   // --- Gemini streamGenerateContent -------------------------------------------------------------
   async function gemini(res: ServerResponse, json: Record<string, unknown>, stream: boolean): Promise<void> {
-    const contents = (json.contents as { role?: string; parts?: { functionResponse?: { id?: string; name?: string; response?: unknown } }[] }[] | undefined) ?? [];
+    const contents =
+      (json.contents as { role?: string; parts?: { functionResponse?: { id?: string; name?: string; response?: unknown } }[] }[] | undefined) ?? [];
     const ids: string[] = [];
     for (const c of contents) {
       for (const p of c.parts ?? []) {

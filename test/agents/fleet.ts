@@ -25,7 +25,16 @@ export interface Fleet {
 
 export async function startFleet(server: AgentTmux): Promise<Fleet> {
   const dir = mkdtempSync(join(tmpdir(), 'tma-agents-fleet-'));
-  const env = { ...process.env, TMUX: '', TMUX_PANE: '', TMA_HUB: '', TMA_HUB_TOKEN: '', XDG_CONFIG_HOME: join(dir, 'cfg'), XDG_RUNTIME_DIR: join(dir, 'run'), XDG_CACHE_HOME: join(dir, 'cache') };
+  const env = {
+    ...process.env,
+    TMUX: '',
+    TMUX_PANE: '',
+    TMA_HUB: '',
+    TMA_HUB_TOKEN: '',
+    XDG_CONFIG_HOME: join(dir, 'cfg'),
+    XDG_RUNTIME_DIR: join(dir, 'run'),
+    XDG_CACHE_HOME: join(dir, 'cache'),
+  };
   const token = (args: string[]) => {
     const r = spawnSync(process.execPath, [join(REPO, 'bin/tma.js'), 'hub', 'token', ...args, '--dir', dir], { env, encoding: 'utf8', timeout: 20_000 });
     if (r.status !== 0) throw new Error(`tma hub token ${args.join(' ')}: ${r.stderr}`);

@@ -85,7 +85,7 @@ afterAll(async () => {
 }, 60_000);
 
 describe('issue 21, on the real agents', () => {
-  it('2: a hook claim never hides Claude\'s painted prompt (blocked 0.5–2 s after it paints, approve not gated)', () => {
+  it("2: a hook claim never hides Claude's painted prompt (blocked 0.5–2 s after it paints, approve not gated)", () => {
     const r = runs.get('hook-claude')!;
     expect.soft(r.error).toBeUndefined();
     expect.soft(r.readings.map((l) => l.state)).toEqual(['blocked', 'blocked', 'blocked', 'blocked']);
@@ -93,7 +93,7 @@ describe('issue 21, on the real agents', () => {
     expect.soft(r.pane.fake.toolResults.length).toBe(1);
   });
 
-  it('5: OpenCode\'s two prompts in a row are two prompt_ids, each shown, each answered once', () => {
+  it("5: OpenCode's two prompts in a row are two prompt_ids, each shown, each answered once", () => {
     const r = runs.get('opencode-two')!;
     expect.soft(r.error).toBeUndefined();
     expect.soft(r.readings.map((l) => l.state)).toEqual(Array(8).fill('blocked'));
@@ -101,7 +101,12 @@ describe('issue 21, on the real agents', () => {
     expect.soft(p1, 'the first prompt has an id while it shows').not.toBeNull();
     expect.soft(p2, 'the second prompt has an id').not.toBeNull();
     expect.soft(p2, 'the second prompt is not the first one').not.toBe(p1);
-    expect.soft(r.approves.map((a) => a.outcome), JSON.stringify(r.approves)).toEqual(['sent', 'sent']);
+    expect
+      .soft(
+        r.approves.map((a) => a.outcome),
+        JSON.stringify(r.approves),
+      )
+      .toEqual(['sent', 'sent']);
     expect.soft(r.pane.fake.toolResults.length, 'both tool calls answered, once each').toBe(2);
     expect.soft(r.pane.ranCount(), 'the command ran once').toBe(1);
   });

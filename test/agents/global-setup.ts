@@ -16,7 +16,12 @@ export default function setup(): () => void {
   process.env.TMA_AGENTS_RESULTS = join(dir, 'cells.jsonl');
   return () => {
     const path = process.env.TMA_AGENTS_RESULTS!;
-    const cells = existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as CellRecord) : [];
+    const cells = existsSync(path)
+      ? readFileSync(path, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as CellRecord)
+      : [];
     process.stdout.write(`\nreal agents: every cell (results = tool results the fake server received)\n${table(cells)}\n`);
     process.stdout.write(`\n${install.text}\nwall time ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
     // TMA_AGENTS_KEEP=FILE keeps every cell's full record (errors, screens) for a closer look.

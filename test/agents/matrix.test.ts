@@ -33,9 +33,11 @@ const POOL = 3;
 
 async function inPool<T>(items: T[], n: number, fn: (t: T) => Promise<void>): Promise<void> {
   const queue = [...items];
-  await Promise.all(Array.from({ length: n }, async () => {
-    for (let t = queue.shift(); t !== undefined; t = queue.shift()) await fn(t);
-  }));
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      for (let t = queue.shift(); t !== undefined; t = queue.shift()) await fn(t);
+    }),
+  );
 }
 
 const AGENTS: AgentName[] = ['claude', 'codex', 'opencode', 'gemini', 'pi'];
@@ -59,16 +61,16 @@ describe.each(AGENTS)('%s', (agent) => {
     followed.start();
     fleet = await startFleet(followed);
     await inPool(SPECS, POOL, async (s) => {
-        const p = new AgentPane(s.collector ? followed! : plain!, { agent, rows: s.rows, hooks: s.hooks });
-        panes.push(p);
-        const base = { agent, hooks: s.hooks, rows: s.rows, collector: s.collector, via: s.via };
-        try {
-          await p.start();
-        } catch (e) {
-          cells.set(s, { ...base, toolResults: 0, toolResultSightings: 0, ran: 0, error: `start: ${(e as Error).message.slice(0, 1500)}` });
-          return;
-        }
-        cells.set(s, await runScenario(p, base, s.via === 'hub' ? fleet! : undefined));
+      const p = new AgentPane(s.collector ? followed! : plain!, { agent, rows: s.rows, hooks: s.hooks });
+      panes.push(p);
+      const base = { agent, hooks: s.hooks, rows: s.rows, collector: s.collector, via: s.via };
+      try {
+        await p.start();
+      } catch (e) {
+        cells.set(s, { ...base, toolResults: 0, toolResultSightings: 0, ran: 0, error: `start: ${(e as Error).message.slice(0, 1500)}` });
+        return;
+      }
+      cells.set(s, await runScenario(p, base, s.via === 'hub' ? fleet! : undefined));
     });
     for (const s of SPECS) {
       record(cells.get(s)!);
@@ -135,9 +137,15 @@ describe('issue 21, read off the matrix', () => {
   it('3: 1 s after an approve, no surface says blocked on the answered prompt (every asking agent, every cell)', () => {
     const lingering = all
       .filter((c) => c.agent !== 'pi' && c.approve?.outcome === 'sent')
-      .filter((c) => (c.after?.ls.state === 'blocked' && c.after.ls.prompt_id === c.blocked?.prompt_id) || c.after?.waitSaysBlocked || (c.after?.status.blocked ?? 0) > 0)
+      .filter(
+        (c) =>
+          (c.after?.ls.state === 'blocked' && c.after.ls.prompt_id === c.blocked?.prompt_id) || c.after?.waitSaysBlocked || (c.after?.status.blocked ?? 0) > 0,
+      )
       .map((c) => `${c.agent} ${c.hooks ? 'hooks' : 'none'} ${c.rows} ${c.via}`);
-    expect(all.some((c) => c.approve?.outcome === 'sent'), 'some approve went through').toBe(true);
+    expect(
+      all.some((c) => c.approve?.outcome === 'sent'),
+      'some approve went through',
+    ).toBe(true);
     expect(lingering).toEqual([]);
   });
 
@@ -153,7 +161,10 @@ describe('issue 21, read off the matrix', () => {
     for (const c of all.filter((x) => x.agent === 'opencode' && x.blocked?.state === 'blocked')) {
       expect.soft(c.blocked?.pending_summary ?? '', `${c.hooks ? 'hooks' : 'none'} ${c.rows} ${c.via}`).toContain('ran.txt');
     }
-    expect(all.some((c) => c.agent === 'opencode' && c.blocked?.state === 'blocked'), 'an OpenCode prompt was seen').toBe(true);
+    expect(
+      all.some((c) => c.agent === 'opencode' && c.blocked?.state === 'blocked'),
+      'an OpenCode prompt was seen',
+    ).toBe(true);
   });
 
   it('7: Gemini is approved from tma and proceeds exactly once', () => {

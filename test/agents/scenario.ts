@@ -51,7 +51,9 @@ const sleepUntil = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t
 
 function rowLook(stdout: string, pane: string, at: number, server?: string): Look {
   try {
-    const doc = JSON.parse(stdout) as { agents?: { pane: string; server?: string; state: string; prompt_id?: string | null; pending_summary?: string | null }[] };
+    const doc = JSON.parse(stdout) as {
+      agents?: { pane: string; server?: string; state: string; prompt_id?: string | null; pending_summary?: string | null }[];
+    };
     const row = doc.agents?.find((r) => r.pane === pane && (server === undefined || r.server === server));
     if (!row) return none(at);
     return { state: row.state, prompt_id: row.prompt_id ?? null, pending_summary: row.pending_summary ?? null, at, end: Date.now() };
@@ -75,7 +77,9 @@ async function hubLook(p: AgentPane, fleet: Fleet): Promise<Look> {
 /** capture-pane without blocking the event loop, so panes run side by side. */
 function captureAsync(p: AgentPane): Promise<string> {
   return new Promise((done) => {
-    execFile('tmux', ['-L', p.tmux.name, 'capture-pane', '-p', '-t', p.pane], { timeout: 5000, env: { ...process.env, TMUX: '', ...p.tmux.env } }, (err, out) => done(err ? '' : out));
+    execFile('tmux', ['-L', p.tmux.name, 'capture-pane', '-p', '-t', p.pane], { timeout: 5000, env: { ...process.env, TMUX: '', ...p.tmux.env } }, (err, out) =>
+      done(err ? '' : out),
+    );
   });
 }
 
@@ -109,7 +113,10 @@ export async function untilState(look: () => Promise<Look>, want: string, timeou
 
 /** Approve as the cell says: at this host, or through the hub as the operator. */
 export async function approve(p: AgentPane, via: 'local' | 'hub', fleet?: Fleet): Promise<NonNullable<CellRecord['approve']>> {
-  const r = via === 'local' ? await p.run(['act', 'approve', '--pane', p.pane, '--json']) : await fleet!.run(['act', 'approve', '--host', HOST, '--pane', p.pane, '--json']);
+  const r =
+    via === 'local'
+      ? await p.run(['act', 'approve', '--pane', p.pane, '--json'])
+      : await fleet!.run(['act', 'approve', '--host', HOST, '--pane', p.pane, '--json']);
   const returnedAt = Date.now();
   let outcome = `exit ${r.code}`;
   let reason: string | null = (r.stderr || r.stdout).trim().slice(0, 120) || null;

@@ -90,7 +90,9 @@ it('two prompts in a row: each has its own prompt_id, and a late reply to the fi
   const hook = (kind: string, payload: object) =>
     tma(['-L', t.name, 'event', '--agent', 'opencode', '--kind', kind, '--payload', '-'], { env: { TMUX_PANE: pane }, input: JSON.stringify(payload) });
   const promptIdNow = async (): Promise<string | null> => {
-    const doc = JSON.parse((await tma(['-L', t.name, 'ls', '--json'], { env })).stdout) as { agents: { pane: string; state: string; prompt_id?: string | null }[] };
+    const doc = JSON.parse((await tma(['-L', t.name, 'ls', '--json'], { env })).stdout) as {
+      agents: { pane: string; state: string; prompt_id?: string | null }[];
+    };
     const row = doc.agents.find((x) => x.pane === pane)!;
     expect(row.state).toBe('blocked');
     return row.prompt_id ?? null;

@@ -147,7 +147,10 @@ describe('tma act approve', () => {
 
   test('two concurrent calls with one slot fire exactly once', async () => {
     const a = await claude('claude-permission-dialog.txt');
-    const both = await Promise.all([act('approve', '--pane', a.pane, '--json', '--slot', 'race'), act('approve', '--pane', a.pane, '--json', '--slot', 'race')]);
+    const both = await Promise.all([
+      act('approve', '--pane', a.pane, '--json', '--slot', 'race'),
+      act('approve', '--pane', a.pane, '--json', '--slot', 'race'),
+    ]);
     const cached = both.map((r) => json(r.stdout).cached).sort();
     expect(cached).toEqual([false, true]);
     expect(await settledKeys(a)).toBe('1');
@@ -230,13 +233,27 @@ describe('the rendered lock writes on tmux 3.3', () => {
 describe('tma act usage and listing', () => {
   test('usage errors exit 2; --list shows the bundled set in order', async () => {
     s.start();
-    for (const args of [[], ['nope', '--pane', '%0'], ['approve', '--pane', '%0', '--arg', 'x'], ['approve', '--pane', '%0', '--agent', 'claude'],
-      ['--list', 'approve'], ['--list', '--all'], ['approve'], ['approve', '--all', '--slot', 'k'], ['approve', '--pane', '%0', '--expect-episode-ms', 'x']]) {
+    for (const args of [
+      [],
+      ['nope', '--pane', '%0'],
+      ['approve', '--pane', '%0', '--arg', 'x'],
+      ['approve', '--pane', '%0', '--agent', 'claude'],
+      ['--list', 'approve'],
+      ['--list', '--all'],
+      ['approve'],
+      ['approve', '--all', '--slot', 'k'],
+      ['approve', '--pane', '%0', '--expect-episode-ms', 'x'],
+    ]) {
       expect((await act(...args)).code, args.join(' ')).toBe(2);
     }
     const list = await act('--list');
     expect(list.code).toBe(0);
-    expect(list.stdout.split('\n').filter(Boolean).map((l) => l.split(' ')[0])).toEqual(['approve', 'deny', 'interrupt', 'compact']);
+    expect(
+      list.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split(' ')[0]),
+    ).toEqual(['approve', 'deny', 'interrupt', 'compact']);
     expect(list.stdout).toContain('approve keys claude,codex,gemini,opencode\n');
   });
 });
@@ -284,14 +301,19 @@ describe('tma act documents, as the verb writes them', () => {
     for (const x of plain.actions) expect(keys(x)).toEqual(['name', 'label', 'kind', 'agents', 'when']);
     expect(keys(plain.actions[0]!.when)).toEqual(['state', 'detail', 'context_pct_min', 'context_pct_max']);
     expect(plain.actions[0]).toMatchObject({
-      kind: 'keys', agents: ['claude', 'codex', 'gemini', 'opencode'], when: { state: ['blocked'], detail: ['permission'], context_pct_min: null, context_pct_max: null },
+      kind: 'keys',
+      agents: ['claude', 'codex', 'gemini', 'opencode'],
+      when: { state: ['blocked'], detail: ['permission'], context_pct_min: null, context_pct_max: null },
     });
     expect(plain.actions[3]!.when).toEqual({ state: ['idle'], detail: [], context_pct_min: 75, context_pct_max: null });
 
     const onPane = json((await act('--list', '--json', '--pane', a.pane)).stdout) as { actions: Record<string, unknown>[] };
     for (const x of onPane.actions) expect(keys(x)).toEqual(['name', 'label', 'kind', 'agents', 'when', 'fireable', 'reason']);
     expect(onPane.actions.map((x) => [x.name, x.fireable, x.reason])).toEqual([
-      ['approve', false, 'gated'], ['deny', false, 'gated'], ['interrupt', false, 'gated'], ['compact', false, 'gated'],
+      ['approve', false, 'gated'],
+      ['deny', false, 'gated'],
+      ['interrupt', false, 'gated'],
+      ['compact', false, 'gated'],
     ]);
     expect((await act('--list', '--pane', a.pane)).stdout).toContain('approve keys claude,codex,gemini,opencode refused: gated\n');
     expect((await act('--list', '--json', '--pane', '%99')).code).toBe(3);
@@ -373,10 +395,20 @@ describe('the broker under its lock (library call on real tmux)', () => {
     // so the broker never needs its engine to detect. Its server facts name the socket the broker
     // keeps its own answered record under.
     const socketPath = s.tmux('display-message', '-p', '#{socket_path}').trim();
-    const engine = { manifests: [], cycle: async () => { throw new Error('no detection expected'); }, server: { get: async () => ({ socketPath }) } };
+    const engine = {
+      manifests: [],
+      cycle: async () => {
+        throw new Error('no detection expected');
+      },
+      server: { get: async () => ({ socketPath }) },
+    };
     try {
       const r = await fireAction({
-        runner, engine: engine as never, action: set.actions.find((a) => a.name === 'approve')!, pane, freshnessMs: 60_000,
+        runner,
+        engine: engine as never,
+        action: set.actions.find((a) => a.name === 'approve')!,
+        pane,
+        freshnessMs: 60_000,
       });
       return { r, seen };
     } finally {

@@ -26,8 +26,13 @@ function tempDir(config: string): string {
 }
 
 const collectorEnv = (dir: string): NodeJS.ProcessEnv => ({
-  ...process.env, TMUX: '', TMUX_PANE: '', XDG_STATE_HOME: join(dir, 'state'), XDG_RUNTIME_DIR: join(dir, 'run'),
-  XDG_CONFIG_HOME: join(dir, 'cfg'), TMA_COLLECTOR_HEARTBEAT_MS: '200',
+  ...process.env,
+  TMUX: '',
+  TMUX_PANE: '',
+  XDG_STATE_HOME: join(dir, 'state'),
+  XDG_RUNTIME_DIR: join(dir, 'run'),
+  XDG_CONFIG_HOME: join(dir, 'cfg'),
+  TMA_COLLECTOR_HEARTBEAT_MS: '200',
 });
 
 async function rowWhen(hub: TestHub, cond: (r: FleetRow) => boolean, what: string, timeoutMs = 20_000): Promise<FleetRow> {
@@ -69,7 +74,10 @@ async function settledKeys(a: StandIn): Promise<string> {
 
 function expectOneSent(results: Record<string, unknown>[], reasons = ['answered', 'locked']): void {
   const all = JSON.stringify(results.map((r) => [r.outcome, r.reason]));
-  expect(results.filter((r) => r.outcome === 'sent'), all).toHaveLength(1);
+  expect(
+    results.filter((r) => r.outcome === 'sent'),
+    all,
+  ).toHaveLength(1);
   for (const r of results.filter((x) => x.outcome !== 'sent')) {
     expect(r.outcome, all).toBe('refused');
     expect(reasons, all).toContain(r.reason);
@@ -93,8 +101,20 @@ describe('over a WebSocket collector (share_prompt = false)', { timeout: 120_000
     hub = await startTestHub({ heartbeatMs: 500, actTimeoutMs: 20_000 });
     collector = spawn(
       process.execPath,
-      [join(REPO, 'bin/tma.js'), 'collector', '--hub', `ws://127.0.0.1:${hub.port}`, '--token-file', join(dir, 'build1'),
-        '--socket-name', scratch.name, '--interval', '0.3', '--host-name', 'build1'],
+      [
+        join(REPO, 'bin/tma.js'),
+        'collector',
+        '--hub',
+        `ws://127.0.0.1:${hub.port}`,
+        '--token-file',
+        join(dir, 'build1'),
+        '--socket-name',
+        scratch.name,
+        '--interval',
+        '0.3',
+        '--host-name',
+        'build1',
+      ],
       { env: collectorEnv(dir), stdio: ['ignore', 'ignore', 'pipe'] },
     );
     collector.stderr!.on('data', (d) => (log += d));

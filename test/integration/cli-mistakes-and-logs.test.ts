@@ -118,13 +118,18 @@ describe('user mistakes', () => {
     let err = '';
     child.stderr.on('data', (d) => (err += d));
     try {
-      const complete = () => err.slice(0, err.lastIndexOf('\n') + 1).split('\n').filter(Boolean);
+      const complete = () =>
+        err
+          .slice(0, err.lastIndexOf('\n') + 1)
+          .split('\n')
+          .filter(Boolean);
       await waitFor(() => complete().length >= 2, 'two refused attempts logged', 15_000);
       expect(child.exitCode).toBe(null);
       // Each attempt is one warning saying what failed and when the next try is, and nothing else.
       for (const l of complete()) {
         expect(JSON.parse(l)).toMatchObject({
-          level: 40, msg: expect.stringMatching(/^hub link to ws:\/\/127\.0\.0\.1:1\/v1\/collect failed: connect ECONNREFUSED \S+; reconnecting in \d+ ms$/),
+          level: 40,
+          msg: expect.stringMatching(/^hub link to ws:\/\/127\.0\.0\.1:1\/v1\/collect failed: connect ECONNREFUSED \S+; reconnecting in \d+ ms$/),
         });
       }
       expect(err).not.toMatch(/^\s+at /m);
@@ -222,7 +227,10 @@ describe('logs of the long-running verbs', () => {
     const child = spawn(
       process.execPath,
       [TMA, 'collector', '--hub', url.replace(/^http/, 'ws'), '--token-file', tokenFile(host), '--host-name', host, '-L', `tma-none-${host}`],
-      { env: { ...process.env, ...ENV, TMUX: '', XDG_RUNTIME_DIR: join(dir, `run-${host}`), XDG_CONFIG_HOME: join(dir, 'cfg'), ...env }, stdio: ['ignore', 'ignore', 'pipe'] },
+      {
+        env: { ...process.env, ...ENV, TMUX: '', XDG_RUNTIME_DIR: join(dir, `run-${host}`), XDG_CONFIG_HOME: join(dir, 'cfg'), ...env },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
     );
     children.push(child);
     let err = '';
@@ -230,7 +238,11 @@ describe('logs of the long-running verbs', () => {
     return { child, err: () => err };
   }
   type Rec = { level: number; msg: string; name: string; time: number };
-  const records = (text: string): Rec[] => text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec);
+  const records = (text: string): Rec[] =>
+    text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Rec);
 
   it('JSON lines off a terminal; TMA_LOG_LEVEL=warn hides info; both sides say when the link comes and goes, and why', async () => {
     hub = await startTestHub();
@@ -274,7 +286,11 @@ describe('logs of the long-running verbs', () => {
   it('one-shot verbs never load the logger; the long-running ones do', async () => {
     // NODE_DEBUG=module names every CommonJS module loaded, pino and its helpers included.
     const loads = async (args: string[]) => (await tma(args, { env: { ...ENV, NODE_DEBUG: 'module', TMUX_PANE: '' } })).stderr;
-    for (const args of [['status', '-L', 'tma-none-such'], ['ls', '-L', 'tma-none-such'], ['event', '--agent', 'claude', '--kind', 'Stop']]) {
+    for (const args of [
+      ['status', '-L', 'tma-none-such'],
+      ['ls', '-L', 'tma-none-such'],
+      ['event', '--agent', 'claude', '--kind', 'Stop'],
+    ]) {
       expect((await loads(args)).match(/node_modules\/pino[^/]*\//g) ?? [], args.join(' ')).toEqual([]);
     }
     // The check can see pino when it is loaded: a collector stopped by a bad level has loaded it.
@@ -283,15 +299,21 @@ describe('logs of the long-running verbs', () => {
 
   it('readable lines, not JSON, when stderr is a terminal', () => {
     // script(1) gives the collector a pseudo-terminal; it cannot reach the hub and says so.
-    const r = spawnSync('script', ['-qefc', `timeout 4 ${process.execPath} ${TMA} collector --hub ws://127.0.0.1:1 --token-file ${tokenFile('build1')} -L tma-none-tty`, '/dev/null'], {
-      env: { ...process.env, ...ENV, TMUX: '', XDG_RUNTIME_DIR: join(dir, 'run-tty') },
-      encoding: 'utf8',
-      timeout: 20_000,
-    });
+    const r = spawnSync(
+      'script',
+      ['-qefc', `timeout 4 ${process.execPath} ${TMA} collector --hub ws://127.0.0.1:1 --token-file ${tokenFile('build1')} -L tma-none-tty`, '/dev/null'],
+      {
+        env: { ...process.env, ...ENV, TMUX: '', XDG_RUNTIME_DIR: join(dir, 'run-tty') },
+        encoding: 'utf8',
+        timeout: 20_000,
+      },
+    );
     const text = r.stdout.replace(/\x1b\[[0-9;]*m/g, '').replace(/\r/g, '');
     const lines = text.split('\n').filter((l) => l.includes('ECONNREFUSED'));
     expect(lines.length, text).toBeGreaterThan(0);
-    expect(lines[0]).toMatch(/^\[\d\d:\d\d:\d\d\] WARN \(tma-collector\): hub link to ws:\/\/127\.0\.0\.1:1\/v1\/collect failed: connect ECONNREFUSED 127\.0\.0\.1:1; reconnecting in \d+ ms$/);
+    expect(lines[0]).toMatch(
+      /^\[\d\d:\d\d:\d\d\] WARN \(tma-collector\): hub link to ws:\/\/127\.0\.0\.1:1\/v1\/collect failed: connect ECONNREFUSED 127\.0\.0\.1:1; reconnecting in \d+ ms$/,
+    );
     expect(text).not.toContain('"level"');
   });
 });

@@ -70,7 +70,7 @@ it('follows every server in the socket directory: skips stale sockets, picks up 
 
   await waitFor(() => frames().some((f) => f.type === 'snapshot'), 'snapshot', 10_000);
   const snap = frames().find((f) => f.type === 'snapshot')!;
-  const servers = (snap.servers as { server: string; incarnation: string }[]);
+  const servers = snap.servers as { server: string; incarnation: string }[];
   expect(servers.map((s) => s.server)).toEqual([a]);
   const pidA = tmux(a, 'display-message', '-p', '#{pid}').trim();
   expect(servers[0]!.incarnation).toMatch(new RegExp(`^${pidA}-\\d+$`));
@@ -108,7 +108,9 @@ it('a server restarted behind the same socket is a new incarnation, its old rows
     'alpha back as a new incarnation',
     10_000,
   );
-  const back = frames().filter((f) => f.type === 'server' && f.server === a && f.event !== 'gone').pop()!;
+  const back = frames()
+    .filter((f) => f.type === 'server' && f.server === a && f.event !== 'gone')
+    .pop()!;
   expect(back.incarnation).toMatch(new RegExp(`^${pid}-\\d+$`));
   expect(back.incarnation).not.toBe(first);
 });

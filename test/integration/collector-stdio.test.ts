@@ -45,10 +45,26 @@ it('speaks the same protocol over stdin/stdout, one frame per line, and ends at 
   // A bad line is answered with an error frame; an act on a server this collector does not follow
   // gets a clear answer, and fires nothing.
   send('not json');
-  send(JSON.stringify({ type: 'act', id: 'x1', action: 'approve', server: '/s', pane, expect_episode_ms: null, expect_permission_request: null, slot: 'k1', principal: 'op', deadline_ms: 1 }));
+  send(
+    JSON.stringify({
+      type: 'act',
+      id: 'x1',
+      action: 'approve',
+      server: '/s',
+      pane,
+      expect_episode_ms: null,
+      expect_permission_request: null,
+      slot: 'k1',
+      principal: 'op',
+      deadline_ms: 1,
+    }),
+  );
   await waitFor(() => frames().some((f) => f.type === 'act_result'), 'act result');
   expect(frames().find((f) => f.type === 'error')).toMatchObject({ code: 'bad-json' });
-  expect(frames().find((f) => f.type === 'act_result')).toMatchObject({ id: 'x1', result: { outcome: 'vanished', reason: 'pane-gone', exit_code: 3, host: 'piped' } });
+  expect(frames().find((f) => f.type === 'act_result')).toMatchObject({
+    id: 'x1',
+    result: { outcome: 'vanished', reason: 'pane-gone', exit_code: 3, host: 'piped' },
+  });
 
   // stdout carries frames only: every line parses.
   for (const l of lines()) expect(() => JSON.parse(l)).not.toThrow();

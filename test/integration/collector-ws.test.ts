@@ -28,7 +28,11 @@ afterEach(async () => {
 type Frame = Record<string, unknown> & { type: string; seq?: number };
 const framesOf = (c: HubConn): Frame[] => c.frames.map((f) => f.frame as Frame);
 const rowsIn = (f: Frame): Record<string, unknown>[] =>
-  f.type === 'delta' ? (f.upserts as Record<string, unknown>[]) : f.type === 'snapshot' ? (f.servers as { rows: Record<string, unknown>[] }[]).flatMap((s) => s.rows) : [];
+  f.type === 'delta'
+    ? (f.upserts as Record<string, unknown>[])
+    : f.type === 'snapshot'
+      ? (f.servers as { rows: Record<string, unknown>[] }[]).flatMap((s) => s.rows)
+      : [];
 
 it('publishes a snapshot, wakes on hooks, never leaks titles or screens, and resumes after a drop', async () => {
   scratch = new ScratchTmux('cws');
@@ -45,8 +49,20 @@ it('publishes a snapshot, wakes on hooks, never leaks titles or screens, and res
   let stderr = '';
   child = spawn(
     process.execPath,
-    [join(REPO, 'bin/tma.js'), 'collector', '--hub', `ws://127.0.0.1:${hub.port}`, '--token-file', tokenFile,
-      '--socket-name', scratch.name, '--interval', '30', '--host-name', 'test-box'],
+    [
+      join(REPO, 'bin/tma.js'),
+      'collector',
+      '--hub',
+      `ws://127.0.0.1:${hub.port}`,
+      '--token-file',
+      tokenFile,
+      '--socket-name',
+      scratch.name,
+      '--interval',
+      '30',
+      '--host-name',
+      'test-box',
+    ],
     { env, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   child.stderr!.on('data', (d) => (stderr += d));

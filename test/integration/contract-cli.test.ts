@@ -20,7 +20,10 @@ it('an empty manifest set is a set: ls prints nothing and exits 0, act on a stam
   const empty = join(t.dir, 'no-agents');
   mkdirSync(empty);
   // Everything disabled by config, or an empty --manifest-dir: no agent known, no error.
-  writeFileSync(join(t.dir, 'none.toml'), ['claude', 'codex', 'opencode', 'gemini', 'cursor', 'pi'].map((n) => `[[agent]]\nname = "${n}"\nenabled = false\n`).join(''));
+  writeFileSync(
+    join(t.dir, 'none.toml'),
+    ['claude', 'codex', 'opencode', 'gemini', 'cursor', 'pi'].map((n) => `[[agent]]\nname = "${n}"\nenabled = false\n`).join(''),
+  );
   expect(await run(['--config', join(t.dir, 'none.toml'), 'ls'])).toEqual({ code: 0, stdout: '', stderr: '' });
   expect(await run(['--manifest-dir', empty, 'ls', '--json'])).toEqual({ code: 0, stdout: '{"schema":1,"agents":[]}\n', stderr: '' });
   // Only broken files: each is named on stderr, and the set is empty, not an error.

@@ -20,7 +20,7 @@ afterEach(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-it('lists the collector\'s transitions (no title or screen text), without a collector says there is none; doctor sees its watch', async () => {
+it("lists the collector's transitions (no title or screen text), without a collector says there is none; doctor sees its watch", async () => {
   scratch = new ScratchTmux('dtr');
   const s = scratch;
   const pane = s.start();

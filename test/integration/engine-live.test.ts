@@ -162,7 +162,10 @@ describe('transitions', () => {
     await event(pane, 'claude', 'SessionEnd', '{"session_id":"abc"}');
     const rows = await ls();
     expect(rows.map((r) => r.pane)).toEqual([other]);
-    const left = t.tmux('show-options', '-p', '-t', pane).split('\n').filter((l) => l.startsWith('@agent_') || l.startsWith('@tma_'));
+    const left = t
+      .tmux('show-options', '-p', '-t', pane)
+      .split('\n')
+      .filter((l) => l.startsWith('@agent_') || l.startsWith('@tma_'));
     expect(left).toEqual([]);
     expect(t.tmux('show-options', '-v', '-t', pane, '@agent_session_summary').trim()).toBe('working:1');
     expect(t.tmux('show-options', '-wqv', '-t', pane, '@agent_summary').trim()).toBe('');

@@ -36,8 +36,13 @@ function tempDir(): string {
 
 function collectorEnv(dir: string): NodeJS.ProcessEnv {
   return {
-    ...process.env, TMUX: '', TMUX_PANE: '', XDG_STATE_HOME: join(dir, 'state'), XDG_RUNTIME_DIR: join(dir, 'run'),
-    XDG_CONFIG_HOME: join(dir, 'cfg'), TMA_COLLECTOR_HEARTBEAT_MS: '200',
+    ...process.env,
+    TMUX: '',
+    TMUX_PANE: '',
+    XDG_STATE_HOME: join(dir, 'state'),
+    XDG_RUNTIME_DIR: join(dir, 'run'),
+    XDG_CONFIG_HOME: join(dir, 'cfg'),
+    TMA_COLLECTOR_HEARTBEAT_MS: '200',
   };
 }
 
@@ -51,7 +56,8 @@ async function rowWhen(hub: TestHub, cond: (r: FleetRow) => boolean, what: strin
   for (;;) {
     const hit = (await fleet(hub).catch(() => null))?.agents.find(cond);
     if (hit) return hit;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; rows: ${JSON.stringify((await fleet(hub)).agents.map((r) => [r.host, r.pane, r.state, r.stale]))}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}; rows: ${JSON.stringify((await fleet(hub)).agents.map((r) => [r.host, r.pane, r.state, r.stale]))}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -85,13 +91,16 @@ describe('over a WebSocket collector', () => {
   let collectorLog = '';
   /** The collector's log messages: its stderr is JSON lines (pino), one record each. */
   const collectorMessages = () =>
-    collectorLog.split('\n').filter(Boolean).map((l) => {
-      try {
-        return String((JSON.parse(l) as { msg?: unknown }).msg ?? l);
-      } catch {
-        return l;
-      }
-    });
+    collectorLog
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => {
+        try {
+          return String((JSON.parse(l) as { msg?: unknown }).msg ?? l);
+        } catch {
+          return l;
+        }
+      });
   let dir: string;
   let agent: StandIn;
   let otherAgent: StandIn;
@@ -111,8 +120,22 @@ describe('over a WebSocket collector', () => {
     hub = await startTestHub({ heartbeatMs: HUB_HB_MS, actTimeoutMs: 5000 });
     collector = spawn(
       process.execPath,
-      [join(REPO, 'bin/tma.js'), 'collector', '--hub', `ws://127.0.0.1:${hub.port}`, '--token-file', join(dir, 'build1'),
-        '--socket-name', scratch.name, '--socket-name', other.name, '--interval', '0.3', '--host-name', 'build1'],
+      [
+        join(REPO, 'bin/tma.js'),
+        'collector',
+        '--hub',
+        `ws://127.0.0.1:${hub.port}`,
+        '--token-file',
+        join(dir, 'build1'),
+        '--socket-name',
+        scratch.name,
+        '--socket-name',
+        other.name,
+        '--interval',
+        '0.3',
+        '--host-name',
+        'build1',
+      ],
       { env: collectorEnv(dir), stdio: ['ignore', 'ignore', 'pipe'] },
     );
     collector.stderr!.on('data', (d) => (collectorLog += d));
@@ -156,7 +179,15 @@ describe('over a WebSocket collector', () => {
     const args = ['approve', '--host', 'build1', '--server', server, '--pane', agent.pane, '--slot', 'ws-slot-1', '--json'];
     const first = await act(args);
     expect(parse(first)).toEqual({
-      schema: 1, action: 'approve', pane: agent.pane, outcome: 'sent', exit_code: 0, reason: null, cached: false, host: 'build1', server,
+      schema: 1,
+      action: 'approve',
+      pane: agent.pane,
+      outcome: 'sent',
+      exit_code: 0,
+      reason: null,
+      cached: false,
+      host: 'build1',
+      server,
     });
     expect(first.code).toBe(0);
     await waitFor(() => agent.keys() !== '', 'keys at the stand-in');
@@ -170,11 +201,26 @@ describe('over a WebSocket collector', () => {
     // Both ends wrote an audit line naming who, where and what; neither names the title.
     const hubAudit = hub.logLines.filter((l) => l.includes('"audit":"remote-act"') && l.includes('ws-slot-1'));
     expect(hubAudit).toHaveLength(2);
-    expect(JSON.parse(hubAudit[0]!)).toMatchObject({ who: 'olga', host: 'build1', server, pane: agent.pane, action: 'approve', outcome: 'sent', cached: false });
+    expect(JSON.parse(hubAudit[0]!)).toMatchObject({
+      who: 'olga',
+      host: 'build1',
+      server,
+      pane: agent.pane,
+      action: 'approve',
+      outcome: 'sent',
+      cached: false,
+    });
     expect(JSON.parse(hubAudit[0]!).expect_episode_ms).toEqual(expect.any(Number));
     await waitFor(() => collectorMessages().filter((l) => /remote act .*ws-slot-1/.test(l)).length === 2, 'two collector audit lines');
     const line = collectorMessages().find((l) => l.includes('ws-slot-1'))!;
-    expect(JSON.parse(line.slice(line.indexOf('{')))).toMatchObject({ who: 'olga', host: 'build1', server, pane: agent.pane, action: 'approve', outcome: 'sent' });
+    expect(JSON.parse(line.slice(line.indexOf('{')))).toMatchObject({
+      who: 'olga',
+      host: 'build1',
+      server,
+      pane: agent.pane,
+      action: 'approve',
+      outcome: 'sent',
+    });
     for (const text of [...hub.logLines, collectorLog]) {
       expect(text).not.toContain(BLOCKED_TITLE);
       expect(text).not.toContain(IDLE_TITLE);
@@ -198,7 +244,18 @@ describe('over a WebSocket collector', () => {
     const gated = await act(['approve', '--host', 'build1', '--server', server, '--pane', agent.pane, '--json']);
     expect(parse(gated)).toMatchObject({ outcome: 'refused', reason: 'gated', exit_code: 4, cached: false });
     expect(gated.code).toBe(4);
-    const stale = await act(['approve', '--host', 'build1', '--server', server, '--pane', agent.pane, '--expect-episode-ms', String(seen.episode_ms), '--json']);
+    const stale = await act([
+      'approve',
+      '--host',
+      'build1',
+      '--server',
+      server,
+      '--pane',
+      agent.pane,
+      '--expect-episode-ms',
+      String(seen.episode_ms),
+      '--json',
+    ]);
     expect(parse(stale)).toMatchObject({ outcome: 'refused', reason: 'episode-changed', exit_code: 4 });
     expect(await settledKeys(agent)).toBe('1');
   });
@@ -354,10 +411,30 @@ describe('over the ssh transport', () => {
 
   it('approves a prompt on a host the hub reaches over ssh: one "1", and the slot replays', async () => {
     await rowWhen(hub, (r) => r.host === 'build1' && r.pane === agent.pane && r.state === 'blocked' && !r.stale, 'the blocked row over ssh', 20_000);
-    const args = ['--hub', hub.url, '--token-file', join(dir, 'operator'), 'act', 'approve', '--host', 'build1', '--pane', agent.pane, '--slot', 'ssh-1', '--json'];
+    const args = [
+      '--hub',
+      hub.url,
+      '--token-file',
+      join(dir, 'operator'),
+      'act',
+      'approve',
+      '--host',
+      'build1',
+      '--pane',
+      agent.pane,
+      '--slot',
+      'ssh-1',
+      '--json',
+    ];
     const env = { XDG_CONFIG_HOME: join(dir, 'cli-cfg') };
     const first = await tma(args, { env });
-    expect(parse(first), first.stderr + hub.logLines.slice(-8).join('')).toMatchObject({ outcome: 'sent', exit_code: 0, cached: false, host: 'build1', server: scratch.socketPath() });
+    expect(parse(first), first.stderr + hub.logLines.slice(-8).join('')).toMatchObject({
+      outcome: 'sent',
+      exit_code: 0,
+      cached: false,
+      host: 'build1',
+      server: scratch.socketPath(),
+    });
     await waitFor(() => agent.keys() !== '', 'keys at the stand-in');
     const again = await tma(args, { env });
     expect(parse(again)).toMatchObject({ outcome: 'sent', cached: true });

@@ -43,7 +43,6 @@ afterAll(async () => {
 
 const viewer = () => ['--hub', hub.url, '--token-file', join(dir, 'viewer.token')];
 
-
 describe('fleet CLI errors', () => {
   it('a token the hub does not know: exit 1 and a message naming the refusal', async () => {
     for (const verb of [['ls'], ['status'], ['wait', '--until', 'idle', '--all', '--timeout', '0']]) {
@@ -106,14 +105,32 @@ describe('what a blocked pane asks, in the fleet CLI', () => {
         // build1 keeps what its prompts ask; laptop shares it (the default).
         c.hello(host, `${EPOCHS[host].slice(0, 8)}00000000`, undefined, { share_prompt: host === 'laptop' });
         await c.next((f) => f.type === 'welcome');
-        c.snapshot(1, [protoRow({ host, pane: '%1', state: 'blocked', detail: 'permission', pending_tool: 'Bash', pending_summary: host === 'laptop' ? 'Bash: rm -rf build/' : null })], {
-          epoch: `${EPOCHS[host].slice(0, 8)}00000000`,
-        });
+        c.snapshot(
+          1,
+          [
+            protoRow({
+              host,
+              pane: '%1',
+              state: 'blocked',
+              detail: 'permission',
+              pending_tool: 'Bash',
+              pending_summary: host === 'laptop' ? 'Bash: rm -rf build/' : null,
+            }),
+          ],
+          {
+            epoch: `${EPOCHS[host].slice(0, 8)}00000000`,
+          },
+        );
       }
       await waitFor(() => hub.store.document().agents.filter((a) => a.state === 'blocked').length === 2, 'both panes blocked');
       const r = await tma([...viewer(), 'ls'], { env: ENV });
       expect(r.code).toBe(0);
-      const asks = Object.fromEntries(r.stdout.trim().split('\n').map((l) => [l.split('\t')[0], l.split('\t')[13]]));
+      const asks = Object.fromEntries(
+        r.stdout
+          .trim()
+          .split('\n')
+          .map((l) => [l.split('\t')[0], l.split('\t')[13]]),
+      );
       expect(asks).toEqual({ build1: 'not shared by this host', laptop: 'Bash: rm -rf build/' });
       const doc = JSON.parse((await tma([...viewer(), 'ls', '--json'], { env: ENV })).stdout) as FleetDocument;
       expect(Object.fromEntries(doc.hosts.map((h) => [h.host, h.shares_prompt]))).toEqual({ build1: false, laptop: true });

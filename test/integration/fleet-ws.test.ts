@@ -79,11 +79,29 @@ interface Site {
 function launchCollector(host: Host, scratch: ScratchTmux, port: number): Collector {
   const child = spawn(
     process.execPath,
-    [join(REPO, 'bin/tma.js'), 'collector', '--hub', `ws://127.0.0.1:${port}`, '--token-file', join(dir, `${host}.token`),
-      '--host-name', host, '--socket-name', scratch.name, '--interval', '0.25', '--config', join(dir, 'config.toml')],
+    [
+      join(REPO, 'bin/tma.js'),
+      'collector',
+      '--hub',
+      `ws://127.0.0.1:${port}`,
+      '--token-file',
+      join(dir, `${host}.token`),
+      '--host-name',
+      host,
+      '--socket-name',
+      scratch.name,
+      '--interval',
+      '0.25',
+      '--config',
+      join(dir, 'config.toml'),
+    ],
     {
       env: {
-        ...process.env, TMUX: '', TMUX_PANE: '', XDG_RUNTIME_DIR: join(dir, `run-${host}`), XDG_CONFIG_HOME: join(dir, 'cfg'),
+        ...process.env,
+        TMUX: '',
+        TMUX_PANE: '',
+        XDG_RUNTIME_DIR: join(dir, `run-${host}`),
+        XDG_CONFIG_HOME: join(dir, 'cfg'),
         TMA_COLLECTOR_HEARTBEAT_MS: '100',
       },
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -125,9 +143,18 @@ const up = (p: TcpProxy, conn?: number) => frames(p, (t) => t.dir === 'up' && (c
 const down = (p: TcpProxy, conn?: number) => frames(p, (t) => t.dir === 'down' && (conn === undefined || t.conn === conn));
 /** Highest sequence the collector sent in sequenced frames (not heartbeats). */
 const lastSeqSent = (p: TcpProxy) =>
-  Math.max(0, ...up(p).filter((f) => f.type === 'snapshot' || f.type === 'delta' || f.type === 'server').map((f) => f.seq ?? 0));
+  Math.max(
+    0,
+    ...up(p)
+      .filter((f) => f.type === 'snapshot' || f.type === 'delta' || f.type === 'server')
+      .map((f) => f.seq ?? 0),
+  );
 const rowsIn = (f: Frame): Record<string, unknown>[] =>
-  f.type === 'delta' ? (f.upserts as Record<string, unknown>[]) : f.type === 'snapshot' ? (f.servers as { rows: Record<string, unknown>[] }[]).flatMap((s) => s.rows) : [];
+  f.type === 'delta'
+    ? (f.upserts as Record<string, unknown>[])
+    : f.type === 'snapshot'
+      ? (f.servers as { rows: Record<string, unknown>[] }[]).flatMap((s) => s.rows)
+      : [];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** waitFor that, on timeout, says what the hub held and what the collectors printed. */

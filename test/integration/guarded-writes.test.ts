@@ -29,8 +29,20 @@ afterEach(() => {
 
 function plan(over: Partial<PublishPlan>): PublishPlan {
   return {
-    kind: 'publish', state: 'idle', detail: null, source: 'capture', evidenceAt: T0, since: T0, stampedAt: T0,
-    hash: null, pid: 42, name: 'claude', setAttention: false, episodeReset: false, guard: { kind: 'protect_hook' }, ...over,
+    kind: 'publish',
+    state: 'idle',
+    detail: null,
+    source: 'capture',
+    evidenceAt: T0,
+    since: T0,
+    stampedAt: T0,
+    hash: null,
+    pid: 42,
+    name: 'claude',
+    setAttention: false,
+    episodeReset: false,
+    guard: { kind: 'protect_hook' },
+    ...over,
   };
 }
 
@@ -104,8 +116,7 @@ describe('guards on a real server', () => {
 
 describe('hook events applied in the order they were sent', () => {
   const manifests = () => loadManifestSet(readManifestFiles(bundledManifestDir()), []).manifests;
-  const event = (agent: string, kind: string, payload: string, now: number) =>
-    intakeEvent({ runner, manifests: manifests(), agent, kind, pane, payload, now });
+  const event = (agent: string, kind: string, payload: string, now: number) => intakeEvent({ runner, manifests: manifests(), agent, kind, pane, payload, now });
 
   it("a late 'replied' of one prompt does not wipe the request id of the prompt after it", async () => {
     await event('opencode', 'permission-required', '{"session_id":"s-1","request_id":"per_1"}', T0);
@@ -118,10 +129,15 @@ describe('hook events applied in the order they were sent', () => {
     expect(t.option(pane, '@agent_permission_request')).toBe('');
   });
 
-  it("an older pre-tool event landing late changes neither the blocked claim nor what it asks", async () => {
+  it('an older pre-tool event landing late changes neither the blocked claim nor what it asks', async () => {
     const ask = (command: string) => JSON.stringify({ session_id: 's-1', tool_name: 'Bash', tool_input: { command } });
     await event('claude', 'PreToolUse', ask('touch b'), T0 + 100);
-    await event('claude', 'Notification', '{"session_id":"s-1","notification_type":"permission_prompt","message":"Claude needs your permission to use Bash"}', T0 + 200);
+    await event(
+      'claude',
+      'Notification',
+      '{"session_id":"s-1","notification_type":"permission_prompt","message":"Claude needs your permission to use Bash"}',
+      T0 + 200,
+    );
     const before = stored();
     expect(before).toMatchObject({ '@agent_state': 'blocked', '@agent_evidence_at': String(T0 + 200) });
     await event('claude', 'PreToolUse', ask('rm -rf a'), T0 + 50);
@@ -160,8 +176,7 @@ describe('a server that cannot expand set-option -F', () => {
     t.tmux('set-option', '-s', '@tma_setpf_ok', '0');
     const manifests = loadManifestSet(readManifestFiles(bundledManifestDir()), []).manifests;
     const old = literalFormats(runner);
-    const event = (kind: string, payload: string, now: number) =>
-      intakeEvent({ runner: old, manifests, agent: 'claude', kind, pane, payload, now });
+    const event = (kind: string, payload: string, now: number) => intakeEvent({ runner: old, manifests, agent: 'claude', kind, pane, payload, now });
     await event('SessionStart', '{"session_id":"s-1"}', T0);
     await event('UserPromptSubmit', '{"session_id":"s-1"}', T0 + 1000);
     const done = await event('Stop', '{"session_id":"s-1"}', T0 + 2000);

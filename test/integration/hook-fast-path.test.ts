@@ -115,17 +115,13 @@ describe('the wake socket protocol', () => {
     events = [];
     wakes = 0;
     const path = join(dir, 'run', 'wake-test.sock');
-    listener = await listenWake(
-      path,
-      () => wakes++,
-      {
-        onEvent: (ev) => {
-          events.push(ev);
-          return onEvent(ev);
-        },
-        ...(deadlineMs === undefined ? {} : { deadlineMs }),
+    listener = await listenWake(path, () => wakes++, {
+      onEvent: (ev) => {
+        events.push(ev);
+        return onEvent(ev);
       },
-    );
+      ...(deadlineMs === undefined ? {} : { deadlineMs }),
+    });
     expect(listener).not.toBeNull();
     return path;
   }
@@ -330,7 +326,11 @@ describe('the hook client and wrapper against a bare listener', () => {
 type Frame = Record<string, unknown> & { type: string };
 const framesOf = (c: HubConn): Frame[] => c.frames.map((f) => f.frame as Frame);
 const rowsIn = (f: Frame): Record<string, unknown>[] =>
-  f.type === 'delta' ? (f.upserts as Record<string, unknown>[]) : f.type === 'snapshot' ? (f.servers as { rows: Record<string, unknown>[] }[]).flatMap((s) => s.rows) : [];
+  f.type === 'delta'
+    ? (f.upserts as Record<string, unknown>[])
+    : f.type === 'snapshot'
+      ? (f.servers as { rows: Record<string, unknown>[] }[]).flatMap((s) => s.rows)
+      : [];
 
 describe('with a real collector', () => {
   async function setUp(withCollector: boolean): Promise<{ pane: string; env: NodeJS.ProcessEnv; log: string; conn: () => HubConn }> {
@@ -346,8 +346,20 @@ describe('with a real collector', () => {
     hub = await FakeHub.start({ token: 'tok' });
     collector = spawn(
       process.execPath,
-      [join(REPO, 'bin/tma.js'), 'collector', '--hub', `ws://127.0.0.1:${hub.port}`, '--token-file', join(dir, 'token'),
-        '--socket-name', scratch.name, '--interval', '30', '--host-name', 'fast-box'],
+      [
+        join(REPO, 'bin/tma.js'),
+        'collector',
+        '--hub',
+        `ws://127.0.0.1:${hub.port}`,
+        '--token-file',
+        join(dir, 'token'),
+        '--socket-name',
+        scratch.name,
+        '--interval',
+        '30',
+        '--host-name',
+        'fast-box',
+      ],
       { env: base, stdio: 'ignore' },
     );
     const h = hub;

@@ -110,24 +110,57 @@ it("a demoted pane's screen write lands over the stale claim it read, never over
   const runner = await openRunner({ kind: 'name', name: s.name }, { mode: 'spawn', bin: 'tmux' });
   const T = 1_790_000_000_000;
   const claim = (state: string, at: number) => {
-    for (const [k, v] of [['@agent_state', state], ['@agent_source', 'hook'], ['@agent_evidence_at', String(at)], ['@agent_since', String(at)], ['@agent_stamped_at', String(at)], ['@agent_name', 'claude']]) {
+    for (const [k, v] of [
+      ['@agent_state', state],
+      ['@agent_source', 'hook'],
+      ['@agent_evidence_at', String(at)],
+      ['@agent_since', String(at)],
+      ['@agent_stamped_at', String(at)],
+      ['@agent_name', 'claude'],
+    ]) {
       s.tmux('set-option', '-p', '-t', pane, k!, v!);
     }
   };
   const screenWrite = (claimAt: number) =>
-    runner.run(chain(renderPlan(pane, {
-      kind: 'publish', state: 'working', detail: null, source: 'capture', evidenceAt: T + 70_000, since: T + 70_000,
-      stampedAt: T + 70_000, hash: 5n, pid: 0, name: 'claude', setAttention: false, episodeReset: false,
-      guard: { kind: 'overrule_claim', claimAt },
-    }, { guarded: true, prev: null })));
+    runner.run(
+      chain(
+        renderPlan(
+          pane,
+          {
+            kind: 'publish',
+            state: 'working',
+            detail: null,
+            source: 'capture',
+            evidenceAt: T + 70_000,
+            since: T + 70_000,
+            stampedAt: T + 70_000,
+            hash: 5n,
+            pid: 0,
+            name: 'claude',
+            setAttention: false,
+            episodeReset: false,
+            guard: { kind: 'overrule_claim', claimAt },
+          },
+          { guarded: true, prev: null },
+        ),
+      ),
+    );
   try {
     claim('idle', T);
     await screenWrite(T);
-    expect([s.option(pane, '@agent_state'), s.option(pane, '@agent_source'), s.option(pane, '@agent_evidence_at')]).toEqual(['working', 'capture', String(T + 70_000)]);
+    expect([s.option(pane, '@agent_state'), s.option(pane, '@agent_source'), s.option(pane, '@agent_evidence_at')]).toEqual([
+      'working',
+      'capture',
+      String(T + 70_000),
+    ]);
     // The hook spoke between the listing (which saw the claim of T) and the write.
     claim('blocked', T + 69_000);
     await screenWrite(T);
-    expect([s.option(pane, '@agent_state'), s.option(pane, '@agent_source'), s.option(pane, '@agent_evidence_at')]).toEqual(['blocked', 'hook', String(T + 69_000)]);
+    expect([s.option(pane, '@agent_state'), s.option(pane, '@agent_source'), s.option(pane, '@agent_evidence_at')]).toEqual([
+      'blocked',
+      'hook',
+      String(T + 69_000),
+    ]);
   } finally {
     runner.close();
   }

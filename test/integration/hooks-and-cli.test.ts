@@ -81,7 +81,11 @@ it('ls text, status formats and version', async () => {
 it('clear-attention unsets the arrival pane and, after select-pane, the pane left behind', async () => {
   const a = t.start();
   t.tmux('split-window', '-d', '-t', a);
-  const b = t.tmux('list-panes', '-t', a, '-F', '#{pane_id}').trim().split('\n').find((p) => p !== a)!;
+  const b = t
+    .tmux('list-panes', '-t', a, '-F', '#{pane_id}')
+    .trim()
+    .split('\n')
+    .find((p) => p !== a)!;
   for (const p of [a, b]) t.tmux('set-option', '-p', '-t', p, '@agent_attention', '1');
   // Move to b, then back to a: a is the arrival, b the pane just left.
   t.tmux('select-pane', '-t', b);
@@ -100,10 +104,36 @@ it('clear-attention unsets the arrival pane and, after select-pane, the pane lef
 // Every JSON document a one-shot verb writes, as the verb writes it: `schema` first, then the
 // exact keys in their contract order (toEqual on objects would not notice a reordering).
 const ROW = [
-  'pane', 'agent', 'state', 'detail', 'since', 'since_ms', 'episode_ms', 'locator', 'title',
-  'attention', 'done', 'session', 'transcript', 'permission_request', 'stamped_at_ms', 'context',
-  'context_at_ms', 'muted', 'tokens', 'quota', 'cost_usd', 'repo', 'branch', 'worktree',
-  'pending_tool', 'pending_call', 'pending_summary', 'server', 'host', 'prompt_id',
+  'pane',
+  'agent',
+  'state',
+  'detail',
+  'since',
+  'since_ms',
+  'episode_ms',
+  'locator',
+  'title',
+  'attention',
+  'done',
+  'session',
+  'transcript',
+  'permission_request',
+  'stamped_at_ms',
+  'context',
+  'context_at_ms',
+  'muted',
+  'tokens',
+  'quota',
+  'cost_usd',
+  'repo',
+  'branch',
+  'worktree',
+  'pending_tool',
+  'pending_call',
+  'pending_summary',
+  'server',
+  'host',
+  'prompt_id',
 ];
 
 it('ls --json and status --format json: exact key sets in order, from the verbs themselves', async () => {
@@ -133,7 +163,11 @@ it('doctor --json: the grouped key set and every nested key set, in code order',
   const ignored = t.newPane();
   t.tmux('set-option', '-p', '-t', ignored, '@agent_ignore', 'yes');
   const broken = t.newPane();
-  for (const [k, v] of [['@agent_name', 'claude'], ['@agent_state', 'spinning'], ['@agent_stamped_at', String(Date.now())]]) {
+  for (const [k, v] of [
+    ['@agent_name', 'claude'],
+    ['@agent_state', 'spinning'],
+    ['@agent_stamped_at', String(Date.now())],
+  ]) {
     t.tmux('set-option', '-p', '-t', broken, k!, v!);
   }
   const xdg = join(t.dir, 'xdg');
@@ -145,9 +179,29 @@ it('doctor --json: the grouped key set and every nested key set, in code order',
   expect(r.code).toBe(0);
   const d = JSON.parse(r.stdout) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
   expect(Object.keys(d)).toEqual([
-    'schema', 'tmux', 'daemon', 'ambient_driver', 'clients', 'status_option', 'mouse', 'watch', 'wrapper', 'notify',
-    'process_walk', 'tmux_hooks', 'manifests', 'process_name_issues', 'nested_multiplexers', 'remote_panes',
-    'ignored_panes', 'stamp_issues', 'agents', 'actions', 'hook_wiring', 'heartbeat', 'output_watch',
+    'schema',
+    'tmux',
+    'daemon',
+    'ambient_driver',
+    'clients',
+    'status_option',
+    'mouse',
+    'watch',
+    'wrapper',
+    'notify',
+    'process_walk',
+    'tmux_hooks',
+    'manifests',
+    'process_name_issues',
+    'nested_multiplexers',
+    'remote_panes',
+    'ignored_panes',
+    'stamp_issues',
+    'agents',
+    'actions',
+    'hook_wiring',
+    'heartbeat',
+    'output_watch',
   ]);
   expect(d.schema).toBe(1);
   const keys = (o: unknown) => Object.keys(o as object);
@@ -173,8 +227,22 @@ it('doctor --json: the grouped key set and every nested key set, in code order',
   expect(d.stamp_issues.map(keys)).toEqual([['pane', 'locator', 'problem']]);
   expect(d.agents.map((a: { pane: string }) => a.pane)).toEqual([pane]);
   expect(keys(d.agents[0])).toEqual([
-    'pane', 'agent', 'locator', 'state', 'source', 'evidence_age_ms', 'hook_status', 'hooks_wired', 'model',
-    'window_covered', 'endpoint_ok', 'hook_demoted', 'tier', 'tier_reason', 'approve_reachable', 'approve_reason',
+    'pane',
+    'agent',
+    'locator',
+    'state',
+    'source',
+    'evidence_age_ms',
+    'hook_status',
+    'hooks_wired',
+    'model',
+    'window_covered',
+    'endpoint_ok',
+    'hook_demoted',
+    'tier',
+    'tier_reason',
+    'approve_reachable',
+    'approve_reason',
   ]);
   expect(keys(d.actions)).toEqual(['ok', 'issues']);
   expect(d.actions.issues.map(keys)).toEqual([['file', 'problem']]);
@@ -205,7 +273,10 @@ it('--debug-timing puts cycle stats on stderr for ls and status, before or after
   await t.standIn(pane, 'claude', SCREENS.claudeBlocked);
   const plain = await tma(['-L', t.name, 'ls']);
   expect(plain.stderr).toBe('');
-  for (const args of [['--debug-timing', 'ls'], ['status', '--format', 'plain', '--debug-timing']]) {
+  for (const args of [
+    ['--debug-timing', 'ls'],
+    ['status', '--format', 'plain', '--debug-timing'],
+  ]) {
     const r = await tma(['-L', t.name, ...args]);
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/^tma: cycle: \d+\.\d ms, 1 pane\(s\) \(1 [a-z]+\), 1 agent\(s\)\n$/);

@@ -65,32 +65,61 @@ describe('POST /v1/act', () => {
     const pending = post({ ...approve, expect_episode_ms: 77 });
     const frame = await c.next((f) => f.type === 'act');
     expect(frame).toMatchObject({
-      action: 'approve', server: SERVER, pane: '%1', expect_episode_ms: 77, expect_permission_request: null, principal: 'olga',
+      action: 'approve',
+      server: SERVER,
+      pane: '%1',
+      expect_episode_ms: 77,
+      expect_permission_request: null,
+      principal: 'olga',
     });
     expect(frame.slot).toMatch(/^hub-[0-9a-f]{24}$/);
     expect(frame.deadline_ms).toBeGreaterThanOrEqual(t0 + ACT_TIMEOUT_MS);
     expect(frame.deadline_ms).toBeLessThanOrEqual(Date.now() + ACT_TIMEOUT_MS);
     // A collector that mislabels where it ran is corrected, not believed.
     c.send({
-      type: 'act_result', id: frame.id,
+      type: 'act_result',
+      id: frame.id,
       result: { schema: 1, action: 'approve', pane: '%1', outcome: 'sent', exit_code: 0, reason: null, cached: false, host: 'laptop', server: '/x' },
     });
     const res = await pending;
     expect(res.status).toBe(200);
     // The slot the hub made up comes back, so a caller can ask again with it.
-    expect(await res.json()).toEqual({ schema: 1, action: 'approve', pane: '%1', outcome: 'sent', exit_code: 0, reason: null, cached: false, host: 'build1', server: SERVER, slot: frame.slot });
+    expect(await res.json()).toEqual({
+      schema: 1,
+      action: 'approve',
+      pane: '%1',
+      outcome: 'sent',
+      exit_code: 0,
+      reason: null,
+      cached: false,
+      host: 'build1',
+      server: SERVER,
+      slot: frame.slot,
+    });
     expect(c.received.filter((f) => f.type === 'act')).toHaveLength(1);
     const audit = hub.logLines.filter((l) => l.includes('"audit":"remote-act"'));
     expect(audit).toHaveLength(1);
-    expect(JSON.parse(audit[0]!)).toMatchObject({ who: 'olga', host: 'build1', server: SERVER, pane: '%1', action: 'approve', expect_episode_ms: 77, outcome: 'sent' });
+    expect(JSON.parse(audit[0]!)).toMatchObject({
+      who: 'olga',
+      host: 'build1',
+      server: SERVER,
+      pane: '%1',
+      action: 'approve',
+      expect_episode_ms: 77,
+      outcome: 'sent',
+    });
   });
 
-  it('a caller\'s slot goes to the host unchanged', async () => {
+  it("a caller's slot goes to the host unchanged", async () => {
     const c = await build1();
     const pending = post({ ...approve, slot: 'my.slot:1' });
     const frame = await c.next((f) => f.type === 'act');
     expect(frame.slot).toBe('my.slot:1');
-    c.send({ type: 'act_result', id: frame.id, result: { schema: 1, action: 'approve', pane: '%1', outcome: 'sent', exit_code: 0, reason: null, cached: true, host: 'build1', server: SERVER } });
+    c.send({
+      type: 'act_result',
+      id: frame.id,
+      result: { schema: 1, action: 'approve', pane: '%1', outcome: 'sent', exit_code: 0, reason: null, cached: true, host: 'build1', server: SERVER },
+    });
     expect(await (await pending).json()).toMatchObject({ cached: true });
   });
 
@@ -130,7 +159,10 @@ describe('POST /v1/act', () => {
   it('a pane id on two servers of a host: 409 naming both', async () => {
     const c = await build1();
     c.send({
-      type: 'snapshot', epoch: '0123456789abcdef', seq: 2, complete: true,
+      type: 'snapshot',
+      epoch: '0123456789abcdef',
+      seq: 2,
+      complete: true,
       servers: [
         { server: SERVER, incarnation: 'inc1', rows: [protoRow({ pane: '%1', host: 'build1' })] },
         { server: '/tmp/tmux-1000/work', incarnation: 'inc2', rows: [protoRow({ pane: '%1', host: 'build1', server: '/tmp/tmux-1000/work' })] },

@@ -54,9 +54,7 @@ function bigFleet(): void {
     const host = `big${h}`;
     const owner = {};
     hub.store.hello(host, { transport: 'ws', epoch: EPOCH_A, collectorVersion: 'test', actionsAllowed: [] }, owner);
-    const rows = Array.from({ length: 20 }, (_, i) =>
-      protoRow({ pane: `%${i}`, locator: `work:${i}.0`, repo: `repo-${h}-${i}-${'x'.repeat(200)}` }),
-    );
+    const rows = Array.from({ length: 20 }, (_, i) => protoRow({ pane: `%${i}`, locator: `work:${i}.0`, repo: `repo-${h}-${i}-${'x'.repeat(200)}` }));
     const r = hub.store.applySnapshot(host, owner, { epoch: EPOCH_A, seq: 0, complete: true, servers: [{ server: SERVER, incarnation: 'i1', rows }] });
     if (!r.ok) throw new Error(r.message);
   }
@@ -133,7 +131,10 @@ describe('GET /v1/agents on a large fleet', () => {
     cleanup.push(() => c.ws.terminate());
     c.hello('build1', EPOCH_A);
     await c.next((f) => f.type === 'welcome');
-    c.snapshot(1, [0, 1, 2].map((i) => protoRow({ pane: `%${i}`, locator: `w:${i}.0` })));
+    c.snapshot(
+      1,
+      [0, 1, 2].map((i) => protoRow({ pane: `%${i}`, locator: `w:${i}.0` })),
+    );
     await until(() => (hub.store.hostMetrics().find((h) => h.host === 'build1')?.rows === 3 ? true : undefined));
 
     // 150 hosts × 20 rows straight into the store, as the bench's collectors would leave it.

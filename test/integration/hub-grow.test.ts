@@ -34,7 +34,10 @@ afterEach(async () => {
 });
 
 function launch(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; out(): string } {
-  const child = spawn(process.execPath, [join(REPO, 'bin/tma.js'), ...args], { env: { ...process.env, TMUX: '', TMUX_PANE: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(REPO, 'bin/tma.js'), ...args], {
+    env: { ...process.env, TMUX: '', TMUX_PANE: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let out = '';
   child.stdout.on('data', (d) => (out += d));
@@ -83,7 +86,9 @@ it('tma hub token --host: the entry lands in hub.toml, the running hub takes it,
   const pane = scratch.start();
   await scratch.standIn(pane, 'claude', join(SCREENS, 'claude-idle-marked.txt'));
   launch([...command!.split(' ').slice(1), '--socket-name', scratch.name, '--interval', '1'], {
-    XDG_RUNTIME_DIR: join(dir, 'run-build2'), XDG_CONFIG_HOME: join(dir, 'cfg-build2'), XDG_STATE_HOME: join(dir, 'st-build2'),
+    XDG_RUNTIME_DIR: join(dir, 'run-build2'),
+    XDG_CONFIG_HOME: join(dir, 'cfg-build2'),
+    XDG_STATE_HOME: join(dir, 'st-build2'),
   });
   let rows: FleetDocument['agents'] = [];
   const deadline = t0 + 10_000;

@@ -40,7 +40,9 @@ describe('hub ingest: hostile rows', () => {
     c.snapshot(1, [protoRow({ pane: '%1' })]);
     await until(async () => (((await (await hub.get('/v1/agents')).json()) as { agents: unknown[] }).agents.length === 1 ? true : undefined));
     const seen = subFrames;
-    c.sendRaw(`{"type":"delta","epoch":"${EPOCH_A}","seq":2,"server":"/tmp/tmux-1000/default","incarnation":"inc1","upserts":[${deepQuotaRowText(20_000)}],"removals":[]}`);
+    c.sendRaw(
+      `{"type":"delta","epoch":"${EPOCH_A}","seq":2,"server":"/tmp/tmux-1000/default","incarnation":"inc1","upserts":[${deepQuotaRowText(20_000)}],"removals":[]}`,
+    );
     const err = await c.next((f) => f.type === 'error');
     expect(err).toMatchObject({ code: 'bad-frame' });
     expect(String(err.message)).toMatch(/quota/);

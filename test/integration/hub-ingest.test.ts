@@ -14,11 +14,12 @@ async function collector(host: 'build1' | 'laptop', epoch = EPOCH_A): Promise<Fa
   return c;
 }
 
-const doc = async (query = '') => (await (await hub.get(`/v1/agents${query}`)).json()) as {
-  schema: number;
-  agents: Record<string, unknown>[];
-  hosts: Record<string, unknown>[];
-};
+const doc = async (query = '') =>
+  (await (await hub.get(`/v1/agents${query}`)).json()) as {
+    schema: number;
+    agents: Record<string, unknown>[];
+    hosts: Record<string, unknown>[];
+  };
 
 beforeEach(async () => {
   hub = await startTestHub();
@@ -30,7 +31,7 @@ afterEach(async () => {
 });
 
 describe('hub ingest: two hosts', () => {
-  it('holds both hosts\' rows under distinct keys, even with the same server and pane', async () => {
+  it("holds both hosts' rows under distinct keys, even with the same server and pane", async () => {
     const a = await collector('build1');
     const b = await collector('laptop');
     a.snapshot(1, [protoRow({ pane: '%1', state: 'blocked' })]);
@@ -83,10 +84,13 @@ describe('hub ingest: silence and resume', () => {
     // Half the dead interval on: still fresh.
     await new Promise((r) => setTimeout(r, (3 * HB_MS) / 2));
     expect((await doc()).hosts[0]).toMatchObject({ host: 'build1', stale: false });
-    const d = await until(async () => {
-      const x = await doc();
-      return x.hosts[0]!.stale ? x : undefined;
-    }, 3 * HB_MS + 500);
+    const d = await until(
+      async () => {
+        const x = await doc();
+        return x.hosts[0]!.stale ? x : undefined;
+      },
+      3 * HB_MS + 500,
+    );
     const elapsed = Date.now() - lastSent;
     expect(elapsed).toBeGreaterThanOrEqual(3 * HB_MS - 20);
     expect(elapsed).toBeLessThan(3 * HB_MS + 400);
@@ -208,7 +212,7 @@ describe('hub ingest: bad input', () => {
     expect(sample(m, 'tma_hub_auth_failures_total{endpoint="/v1/collect",reason="wrong-kind"}')).toBe(1);
   });
 
-  it('a token used for another host\'s name gets host-mismatch and a close; that host\'s rows stay', async () => {
+  it("a token used for another host's name gets host-mismatch and a close; that host's rows stay", async () => {
     await withRows();
     const spoof = await FakeCollector.connect(hub.url, TOKENS.laptop);
     collectors.push(spoof);

@@ -23,7 +23,13 @@ it('POST /v1/act stops reading at 16 KiB: a 50 MiB body is refused long before i
   const { status, written } = await new Promise<{ status: number; written: number }>((resolve, reject) => {
     let written = 0;
     const req = request(
-      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { authorization: `Bearer ${TOKENS.operator}`, 'content-type': 'application/json' } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKENS.operator}`, 'content-type': 'application/json' },
+      },
       (res) => {
         res.resume();
         resolve({ status: res.statusCode ?? 0, written });
@@ -51,14 +57,16 @@ it('caps connections per address; idle ones are closed; other clients are served
   const closed: boolean[] = [];
   // Forty connections from another loopback address that never send a byte.
   await Promise.all(
-    Array.from({ length: 40 }, (_, i) =>
-      new Promise<void>((resolve) => {
-        const s = connect({ host: '127.0.0.1', port, localAddress: '127.0.0.2' }, () => resolve());
-        closed[i] = false;
-        s.on('close', () => (closed[i] = true));
-        s.on('error', () => resolve());
-        sockets.push(s);
-      }),
+    Array.from(
+      { length: 40 },
+      (_, i) =>
+        new Promise<void>((resolve) => {
+          const s = connect({ host: '127.0.0.1', port, localAddress: '127.0.0.2' }, () => resolve());
+          closed[i] = false;
+          s.on('close', () => (closed[i] = true));
+          s.on('error', () => resolve());
+          sockets.push(s);
+        }),
     ),
   );
   // Those over the cap are closed at once; this client (another address) is served.

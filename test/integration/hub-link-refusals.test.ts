@@ -37,8 +37,18 @@ it('a collector under the wrong host name is refused once, backs off for minutes
   let stderr = '';
   child = spawn(
     process.execPath,
-    [join(REPO, 'bin/tma.js'), 'collector', '--hub', hub.url.replace(/^http/, 'ws'), '--token-file', tokenFile,
-      '--socket-name', 'tma-none-such', '--host-name', 'not-build1'],
+    [
+      join(REPO, 'bin/tma.js'),
+      'collector',
+      '--hub',
+      hub.url.replace(/^http/, 'ws'),
+      '--token-file',
+      tokenFile,
+      '--socket-name',
+      'tma-none-such',
+      '--host-name',
+      'not-build1',
+    ],
     { env: { ...process.env, TMUX: '', XDG_RUNTIME_DIR: join(dir, 'run'), XDG_CONFIG_HOME: join(dir, 'cfg') }, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   child.stderr!.on('data', (d) => (stderr += d));

@@ -38,7 +38,7 @@ async function linked(h: TestHub, host: string, token: string): Promise<FakeColl
 }
 
 const rowsHeld = async (h: TestHub, n: number) =>
-  until(async () => ((((await (await h.get('/v1/agents')).json()) as { agents: unknown[] }).agents.length === n) ? true : undefined));
+  until(async () => (((await (await h.get('/v1/agents')).json()) as { agents: unknown[] }).agents.length === n ? true : undefined));
 
 const T_OLD = 1_700_000_000_000;
 const T_NEW = 1_700_000_600_000;
@@ -134,7 +134,11 @@ describe('/metrics: the fleet', () => {
       expect(sample(before, `tma_hub_act_total{outcome="${o}"}`)).toBe(0);
     }
     const post = (body: unknown) =>
-      fetch(`${h.url}/v1/act`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKENS.operator}` }, body: JSON.stringify(body) });
+      fetch(`${h.url}/v1/act`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKENS.operator}` },
+        body: JSON.stringify(body),
+      });
     // Not in the host's actions_allowed: the hub refuses it itself.
     expect(((await (await post({ host: 'build1', pane: '%1', action: 'reject' })).json()) as { outcome: string }).outcome).toBe('refused');
     // Routed, answered by the host: once as sent, once with an outcome outside the closed set.
@@ -143,7 +147,11 @@ describe('/metrics: the fleet', () => {
       const from = a.received.length;
       const pending = post({ host: 'build1', pane: '%1', action: 'approve' });
       const frame = await a.next((f) => f.type === 'act', 3000, from);
-      a.send({ type: 'act_result', id: frame.id, result: { schema: 1, action: 'approve', pane: '%1', outcome, exit_code: 0, reason: null, host: 'build1', server: SERVER } });
+      a.send({
+        type: 'act_result',
+        id: frame.id,
+        result: { schema: 1, action: 'approve', pane: '%1', outcome, exit_code: 0, reason: null, host: 'build1', server: SERVER },
+      });
       expect((await pending).status).toBe(200);
     }
     const after = await h.metricsText();
@@ -172,7 +180,9 @@ describe('/metrics: the fleet', () => {
     expect(text.split('\n').filter((l) => l.startsWith('tma_hub_pane_state{'))).toHaveLength(9);
     expect(text).not.toMatch(/title/);
     // A reload that drops the setting drops the series, without a restart.
-    const config = testConfig({ collectors: testConfig().collectors.concat({ host: 'spare', token: 'tok-spare-never-connects' }, { host: HOSTILE, token: HOSTILE_TOKEN }) });
+    const config = testConfig({
+      collectors: testConfig().collectors.concat({ host: 'spare', token: 'tok-spare-never-connects' }, { host: HOSTILE, token: HOSTILE_TOKEN }),
+    });
     await h.reload(config);
     expect(await h.metricsText()).not.toContain('tma_hub_pane_state');
   });

@@ -18,7 +18,11 @@ afterEach(async () => {
   server = null;
 });
 
-interface Req { url: string; headers: IncomingHttpHeaders; body: string }
+interface Req {
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
 
 async function receiver(): Promise<{ url: string; reqs: Req[] }> {
   const reqs: Req[] = [];
@@ -35,9 +39,20 @@ async function receiver(): Promise<{ url: string; reqs: Req[] }> {
 }
 
 const blocked = (pane: string): FleetNotification => ({
-  trigger: 'blocked', server: SERVER, pane, agent: 'claude', episode_ms: 1_796_000_000_000, at: 1_796_000_000_100,
-  state: 'blocked', detail: 'permission', locator: 'main:1.0', repo: null, branch: null, context_pct: null,
-  pending_tool: null, pending_summary: null,
+  trigger: 'blocked',
+  server: SERVER,
+  pane,
+  agent: 'claude',
+  episode_ms: 1_796_000_000_000,
+  at: 1_796_000_000_100,
+  state: 'blocked',
+  detail: 'permission',
+  locator: 'main:1.0',
+  repo: null,
+  branch: null,
+  context_pct: null,
+  pending_tool: null,
+  pending_summary: null,
 });
 
 const link = (base: string, pane: string) => `${base}/#host=build1&server=${encodeURIComponent(SERVER)}&pane=${encodeURIComponent(pane)}`;

@@ -57,7 +57,9 @@ function launch(args: string[], env: NodeJS.ProcessEnv): Proc {
 
 async function startHubProcess(args: string[], port: number): Promise<Proc> {
   const hub = launch(['hub', '--no-local', ...args], {
-    XDG_STATE_HOME: join(dir, 'hub-state'), XDG_CONFIG_HOME: join(dir, 'hub-cfg'), TMA_LOG_LEVEL: 'info',
+    XDG_STATE_HOME: join(dir, 'hub-state'),
+    XDG_CONFIG_HOME: join(dir, 'hub-cfg'),
+    TMA_LOG_LEVEL: 'info',
   });
   await waitFor(() => hub.out().includes('listening on'), `the hub up: ${hub.out().slice(-500)}`, 30_000);
   const res = await fetch(`http://127.0.0.1:${port}/healthz`);
@@ -120,7 +122,10 @@ it('SIGHUP applies hub.toml changes without touching the links they leave alone;
   const hubToml = join(dir, 'hub.toml');
   const head = `listen = "127.0.0.1:${port}"\n`;
   const hostB = `[[collector]]\nhost = "hostB"\ntoken_file = "${tokB}"\n`;
-  writeFileSync(hubToml, `${head}[[collector]]\nhost = "hostA"\ntoken_file = "${tokA}"\n${hostB}[[client]]\nname = "vic"\ntoken_file = "${vic}"\nrole = "viewer"\n`);
+  writeFileSync(
+    hubToml,
+    `${head}[[collector]]\nhost = "hostA"\ntoken_file = "${tokA}"\n${hostB}[[client]]\nname = "vic"\ntoken_file = "${vic}"\nrole = "viewer"\n`,
+  );
 
   const hub = await startHubProcess(['--config', hubToml], port);
   // hostB's token file is world-readable: said once, with the fix, and still accepted.
@@ -170,7 +175,8 @@ it('SIGHUP applies hub.toml changes without touching the links they leave alone;
   writeFileSync(knownHosts, `${sshd.knownHostsLine}\n`);
   const remoteSocket = `tma-reload-ssh-${process.pid}`;
   const wrapper = writeRemoteCollector(dir, remoteSocket, 1000);
-  const ssh = `[[ssh]]\nname = "gpu2"\nhost = "127.0.0.1"\nport = ${sshd.port}\nuser = "${sshd.user}"\nidentity = "${sshd.clientKey}"\n` +
+  const ssh =
+    `[[ssh]]\nname = "gpu2"\nhost = "127.0.0.1"\nport = ${sshd.port}\nuser = "${sshd.user}"\nidentity = "${sshd.clientKey}"\n` +
     `known_hosts = "${knownHosts}"\ncommand = "${wrapper}"\n`;
 
   // ---- reload 1: +ops +hostC +gpu2, -hostA -vic ----------------------------------------------------
@@ -179,7 +185,11 @@ it('SIGHUP applies hub.toml changes without touching the links they leave alone;
   const v2 = `${head}${hostB}${mintedClient.stdout}${mintedHost.stdout}${ssh}`;
   writeFileSync(hubToml, v2);
   hub.child.kill('SIGHUP');
-  await waitFor(() => hub.out().includes('reload: +1 client, -1 client, +1 host token, -1 host token, ssh: +gpu2'), `the reload line: ${hub.out().slice(-1500)}`, 15_000);
+  await waitFor(
+    () => hub.out().includes('reload: +1 client, -1 client, +1 host token, -1 host token, ssh: +gpu2'),
+    `the reload line: ${hub.out().slice(-1500)}`,
+    15_000,
+  );
   expect(hub.child.exitCode).toBeNull();
   expect((await get(port, ops)).status).toBe(200);
   expect((await get(port, VIEWER)).status).toBe(401);
@@ -203,12 +213,20 @@ it('SIGHUP applies hub.toml changes without touching the links they leave alone;
   // ---- reload 2: a broken file changes nothing -----------------------------------------------------
   writeFileSync(hubToml, `${v2}oops = [\n`);
   hub.child.kill('SIGHUP');
-  await waitFor(() => /reload failed, keeping the running config: .*hub\.toml: not valid TOML.*\(line \d+\)/.test(hub.out()), `the failure line: ${hub.out().slice(-1500)}`, 15_000);
+  await waitFor(
+    () => /reload failed, keeping the running config: .*hub\.toml: not valid TOML.*\(line \d+\)/.test(hub.out()),
+    `the failure line: ${hub.out().slice(-1500)}`,
+    15_000,
+  );
   expect(hub.child.exitCode).toBeNull();
   expect((await get(port, ops)).status).toBe(200);
   writeFileSync(hubToml, `${v2}[[client]]\nname = "x"\ntoken = "tok-x-1"\nrole = "boss"\n`);
   hub.child.kill('SIGHUP');
-  await waitFor(() => /reload failed, keeping the running config: .*hub\.toml: client\[1\]\.role/.test(hub.out()), `the schema failure line: ${hub.out().slice(-1500)}`, 15_000);
+  await waitFor(
+    () => /reload failed, keeping the running config: .*hub\.toml: client\[1\]\.role/.test(hub.out()),
+    `the schema failure line: ${hub.out().slice(-1500)}`,
+    15_000,
+  );
   expect((await get(port, 'tok-x-1')).status).toBe(401);
 
   // ---- reload 3: a changed [[ssh]] entry is redialled: a new remote collector, the old one ended ----
@@ -217,10 +235,14 @@ it('SIGHUP applies hub.toml changes without touching the links they leave alone;
   writeFileSync(hubToml, `${head}${hostB}${mintedClient.stdout}${mintedHost.stdout}${sshChanged}`);
   hub.child.kill('SIGHUP');
   await waitFor(() => hub.out().includes('reload: ssh: ~gpu2'), `the ssh change line: ${hub.out().slice(-1500)}`, 15_000);
-  await waitFor(() => {
-    const now = remoteCollectors(remoteSocket);
-    return now.length === 1 && now[0] !== firstRemote;
-  }, 'one remote collector, a new one', 20_000);
+  await waitFor(
+    () => {
+      const now = remoteCollectors(remoteSocket);
+      return now.length === 1 && now[0] !== firstRemote;
+    },
+    'one remote collector, a new one',
+    20_000,
+  );
   await hostsUntil(port, ops, (h) => up(h, 'gpu2'), 'gpu2 up again', hub.out);
 
   // ---- reload 4: hostC's token rotated (--force), -gpu2 ends its link and the remote collector --------

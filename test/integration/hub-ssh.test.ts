@@ -112,10 +112,14 @@ async function fleetUntil(h: TestHub, cond: (d: FleetDocument) => boolean, what:
       .finally(() => (seen.busy = false));
   };
   try {
-    await waitFor(() => {
-      poll();
-      return seen.doc !== null && cond(seen.doc);
-    }, what, timeoutMs);
+    await waitFor(
+      () => {
+        poll();
+        return seen.doc !== null && cond(seen.doc);
+      },
+      what,
+      timeoutMs,
+    );
   } catch (e) {
     throw new Error(`${(e as Error).message}; last hosts: ${JSON.stringify(seen.doc?.hosts)}; sshd log tail: ${sshd.log().split('\n').slice(-6).join(' | ')}`);
   }
@@ -227,7 +231,10 @@ it('an entry named unlike the machine publishes under the entry name, starts one
   // Linked once and it stays linked: no redial loop, no pile of collectors on the agent host.
   await new Promise((r) => setTimeout(r, 1500));
   expect(readFileSync(s.marker, 'utf8').trim().split('\n')).toHaveLength(1);
-  const pids = readFileSync(s.pidFile, 'utf8').split('\n').filter((p) => /^\d+$/.test(p)).map(Number);
+  const pids = readFileSync(s.pidFile, 'utf8')
+    .split('\n')
+    .filter((p) => /^\d+$/.test(p))
+    .map(Number);
   expect(pids.every(alive)).toBe(true);
   // Closing the hub ends the channel, and with it the remote collector.
   await h.close();

@@ -100,12 +100,53 @@ describe('fleet read API', () => {
     });
     const d = JSON.parse(body) as { agents: Record<string, unknown>[]; hosts: Record<string, unknown>[] };
     expect(Object.keys(d)).toEqual(['schema', 'agents', 'hosts']);
-    expect(Object.keys(d.hosts[0]!)).toEqual(['host', 'transport', 'reachable', 'stale', 'last_seen_ms', 'reason', 'collector_version', 'servers', 'actions_allowed', 'schema', 'last_refusal', 'clock_offset_ms', 'actions_by_agent', 'shares_prompt']);
+    expect(Object.keys(d.hosts[0]!)).toEqual([
+      'host',
+      'transport',
+      'reachable',
+      'stale',
+      'last_seen_ms',
+      'reason',
+      'collector_version',
+      'servers',
+      'actions_allowed',
+      'schema',
+      'last_refusal',
+      'clock_offset_ms',
+      'actions_by_agent',
+      'shares_prompt',
+    ]);
     expect(Object.keys(d.agents[0]!)).toEqual([
-      'pane', 'agent', 'state', 'detail', 'since', 'since_ms', 'episode_ms', 'locator', 'attention', 'done',
-      'session', 'transcript', 'permission_request', 'stamped_at_ms', 'context', 'context_at_ms', 'muted', 'tokens',
-      'quota', 'cost_usd', 'repo', 'branch', 'worktree', 'pending_tool', 'pending_call', 'pending_summary', 'server',
-      'host', 'prompt_id', 'stale',
+      'pane',
+      'agent',
+      'state',
+      'detail',
+      'since',
+      'since_ms',
+      'episode_ms',
+      'locator',
+      'attention',
+      'done',
+      'session',
+      'transcript',
+      'permission_request',
+      'stamped_at_ms',
+      'context',
+      'context_at_ms',
+      'muted',
+      'tokens',
+      'quota',
+      'cost_usd',
+      'repo',
+      'branch',
+      'worktree',
+      'pending_tool',
+      'pending_call',
+      'pending_summary',
+      'server',
+      'host',
+      'prompt_id',
+      'stale',
     ]);
     expect(Object.keys((d.hosts[0]!.servers as Record<string, unknown>[])[0]!)).toEqual(['server', 'incarnation', 'rows']);
     expect(body).not.toContain('"title"');

@@ -40,8 +40,18 @@ const CASES: Case[] = [
     label: 'agent hooks',
     seed: `${JSON.stringify({ model: 'opus', permissions: { allow: ['Bash(ls:*)'] }, hooks: { Stop: [{ hooks: [{ type: 'command', command: 'notify-send done' }] }] } }, null, 2)}\n`,
   },
-  { agent: 'gemini', file: '.gemini/settings.json', label: 'gemini hooks', seed: `${JSON.stringify({ theme: 'GitHub', general: { vimMode: true } }, null, 2)}\n` },
-  { agent: 'cursor', file: '.cursor/hooks.json', label: 'cursor hooks', seed: `${JSON.stringify({ version: 1, hooks: { stop: [{ command: './audit.sh' }] } }, null, 2)}\n` },
+  {
+    agent: 'gemini',
+    file: '.gemini/settings.json',
+    label: 'gemini hooks',
+    seed: `${JSON.stringify({ theme: 'GitHub', general: { vimMode: true } }, null, 2)}\n`,
+  },
+  {
+    agent: 'cursor',
+    file: '.cursor/hooks.json',
+    label: 'cursor hooks',
+    seed: `${JSON.stringify({ version: 1, hooks: { stop: [{ command: './audit.sh' }] } }, null, 2)}\n`,
+  },
   {
     agent: 'codex',
     file: '.codex/config.toml',
@@ -79,7 +89,10 @@ it.each(CASES)('$agent: our additions only, idempotent, checked, and undone', as
     }
   }
   // A second run: nothing to change, not a byte.
-  const files = () => CASES.map((x) => join(home, x.file)).concat(join(home, '.codex/hooks.json')).map((f) => (existsSync(f) ? readFileSync(f, 'utf8') : null));
+  const files = () =>
+    CASES.map((x) => join(home, x.file))
+      .concat(join(home, '.codex/hooks.json'))
+      .map((f) => (existsSync(f) ? readFileSync(f, 'utf8') : null));
   const snapshot = files();
   const second = await run(['install-hooks', c.agent, '--yes']);
   expect(second.code).toBe(0);
@@ -110,7 +123,14 @@ it('the tmux attention hooks: installed once, recorded, told apart when wiped, r
   for (const h of ['after-select-pane', 'session-window-changed']) {
     expect(t.tmux('show-hooks', '-g', h).match(/clear-attention/g)?.length).toBe(2); // the if/else pair, once
   }
-  const state = readFileSync(join(home, '.config/tma', (await import('node:fs')).readdirSync(join(home, '.config/tma')).find((f) => f.startsWith('hooks-state-'))!), 'utf8');
+  const state = readFileSync(
+    join(
+      home,
+      '.config/tma',
+      (await import('node:fs')).readdirSync(join(home, '.config/tma')).find((f) => f.startsWith('hooks-state-'))!,
+    ),
+    'utf8',
+  );
   expect(state).toMatch(/\[\[tmux_hooks\]\]\nhook = "after-select-pane"\nindex = 0/);
   let doc = JSON.parse((await run(['doctor', '--json'])).stdout);
   expect(doc.tmux_hooks).toEqual([
@@ -169,7 +189,7 @@ it('after install-hooks claude, the installed command line run as Claude runs it
   expect(t.option(pane, '@agent_name')).toBe('');
 });
 
-it('--statusline wraps Claude\'s status line, a plain re-install keeps it, --no-statusline restores it', async () => {
+it("--statusline wraps Claude's status line, a plain re-install keeps it, --no-statusline restores it", async () => {
   const path = join(home, '.claude/settings.json');
   mkdirSync(join(home, '.claude'));
   const user = '{\n  "statusLine": {\n    "type": "command",\n    "command": "~/bin/my-line"\n  }\n}\n';

@@ -28,7 +28,6 @@ afterEach(async () => {
   dir = '';
 });
 
-
 it('zero-config `tma hub -L <scratch>` serves the scratch agent with the token it wrote, and stops cleanly on SIGTERM', async () => {
   scratch = new ScratchTmux('hubjob');
   const pane = scratch.start();
@@ -62,10 +61,9 @@ it('zero-config `tma hub -L <scratch>` serves the scratch agent with the token i
   expect(out).toContain(tokenFile);
 
   // The printed URL's /v1/agents, with that token, lists the scratch server's stand-in.
-  const agents = async (bearer: string | null) =>
-    fetch(`${url}/v1/agents`, { headers: bearer === null ? {} : { authorization: `Bearer ${bearer}` } });
+  const agents = async (bearer: string | null) => fetch(`${url}/v1/agents`, { headers: bearer === null ? {} : { authorization: `Bearer ${bearer}` } });
   let doc: FleetDocument | null = null;
-  for (const deadline = Date.now() + 15_000; ; ) {
+  for (const deadline = Date.now() + 15_000; ;) {
     const res = await agents(token);
     doc = res.ok ? ((await res.json()) as FleetDocument) : null;
     if (doc?.agents.some((r) => r.pane === pane && r.state === 'idle')) break;

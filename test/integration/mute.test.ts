@@ -44,7 +44,12 @@ test('a selector mutes every matching agent pane and only those; none matching i
 
 test('usage errors exit 2 and write nothing', async () => {
   const pane = s.start();
-  for (const args of [['--for', '0'], ['--for', '5x'], ['--for', '1m', '--clear'], ['--agent', 'claude']]) {
+  for (const args of [
+    ['--for', '0'],
+    ['--for', '5x'],
+    ['--for', '1m', '--clear'],
+    ['--agent', 'claude'],
+  ]) {
     expect((await mute('--pane', pane, ...args)).code).toBe(2);
   }
   // Neither --pane nor a selector, outside tmux.
@@ -52,7 +57,7 @@ test('usage errors exit 2 and write nothing', async () => {
   expect(s.option(pane, '@agent_mute_until')).toBe('');
 });
 
-test('--pane is not checked for an agent, and a pane tmux cannot find is tmux\'s error (1), named once', async () => {
+test("--pane is not checked for an agent, and a pane tmux cannot find is tmux's error (1), named once", async () => {
   const shell = s.start();
   expect(await mute('--pane', shell)).toMatchObject({ code: 0, stdout: `tma: muted indefinitely: ${shell}\n` });
   const r = await mute('--pane', '%99');

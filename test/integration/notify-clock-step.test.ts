@@ -22,7 +22,12 @@ afterEach(() => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const lines = (path: string): Record<string, unknown>[] =>
-  existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) : [];
+  existsSync(path)
+    ? readFileSync(path, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+    : [];
 
 it('after a clock an hour ahead steps back, a new blocked episode is published at once and rings once', { timeout: 120_000 }, async () => {
   scratch = new ScratchTmux('clk');
@@ -34,13 +39,24 @@ it('after a clock an hour ahead steps back, a new blocked episode is published a
   const offset = join(s.dir, 'faketime');
   writeFileSync(offset, '+0\n');
   const env = {
-    ...process.env, TMUX: '', TMUX_PANE: '', TMA_CONFIG: config, XDG_STATE_HOME: join(s.dir, 'state'), XDG_RUNTIME_DIR: join(s.dir, 'run'),
+    ...process.env,
+    TMUX: '',
+    TMUX_PANE: '',
+    TMA_CONFIG: config,
+    XDG_STATE_HOME: join(s.dir, 'state'),
+    XDG_RUNTIME_DIR: join(s.dir, 'run'),
     XDG_CONFIG_HOME: join(s.dir, 'cfg'),
     // Only the wall clock steps: timers run on the monotonic clock, as they do on a real machine.
-    LD_PRELOAD: LIBFAKETIME, FAKETIME_TIMESTAMP_FILE: offset, FAKETIME_NO_CACHE: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1',
+    LD_PRELOAD: LIBFAKETIME,
+    FAKETIME_TIMESTAMP_FILE: offset,
+    FAKETIME_NO_CACHE: '1',
+    FAKETIME_DONT_FAKE_MONOTONIC: '1',
   };
   const agent = await s.standIn(a, 'claude', 'claude-idle.txt');
-  child = spawn(process.execPath, [join(REPO, 'bin/tma.js'), 'hub', '--listen', '127.0.0.1:0', '--socket-name', s.name], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  child = spawn(process.execPath, [join(REPO, 'bin/tma.js'), 'hub', '--listen', '127.0.0.1:0', '--socket-name', s.name], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));

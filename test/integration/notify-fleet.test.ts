@@ -64,15 +64,27 @@ it('delivers one blocked and one resolved per episode to every sink across a hub
   let t0 = Date.now();
   const ok = await receiver(() => false);
   const flaky = await receiver(() => Date.now() - t0 < FLAKY_MS);
-  cleanup.push(() => void ok.server.close(), () => void flaky.server.close());
+  cleanup.push(
+    () => void ok.server.close(),
+    () => void flaky.server.close(),
+  );
 
   const port = await freePort();
   const toml = [
     `listen = "127.0.0.1:${port}"`,
     ...HOSTS.flatMap((h) => ['[[collector]]', `host = "${h}"`, `token = "tok-${h}-0a9f"`]),
-    '[[client]]', 'name = "vic"', `token = "${VIEWER}"`, 'role = "viewer"',
-    '[[notify]]', 'name = "ops"', 'kind = "webhook"', `url = "${ok.url}"`,
-    '[[notify]]', 'name = "flaky"', 'kind = "webhook"', `url = "${flaky.url}"`,
+    '[[client]]',
+    'name = "vic"',
+    `token = "${VIEWER}"`,
+    'role = "viewer"',
+    '[[notify]]',
+    'name = "ops"',
+    'kind = "webhook"',
+    `url = "${ok.url}"`,
+    '[[notify]]',
+    'name = "flaky"',
+    'kind = "webhook"',
+    `url = "${flaky.url}"`,
     '',
   ].join('\n');
   writeFileSync(join(dir, 'hub.toml'), toml);
@@ -80,17 +92,22 @@ it('delivers one blocked and one resolved per episode to every sink across a hub
   let hub: ChildProcess | null = null;
   let hubOut = '';
   const startHub = async () => {
-    hub = spawn(process.execPath, [join(REPO, 'bin/tma.js'), 'hub', '--no-local', '--config', join(dir, 'hub.toml')], { env: hubEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    hub = spawn(process.execPath, [join(REPO, 'bin/tma.js'), 'hub', '--no-local', '--config', join(dir, 'hub.toml')], {
+      env: hubEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     hub.stdout!.on('data', (d) => (hubOut += d));
     hub.stderr!.on('data', (d) => (hubOut += d));
     const end = Date.now() + 60_000;
     let lastErr = '';
     for (;;) {
-      const up = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok).catch((err: unknown) => {
-        const e = err as Error & { cause?: { code?: string } };
-        lastErr = e.cause?.code ?? e.message;
-        return false;
-      });
+      const up = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) })
+        .then((r) => r.ok)
+        .catch((err: unknown) => {
+          const e = err as Error & { cause?: { code?: string } };
+          lastErr = e.cause?.code ?? e.message;
+          return false;
+        });
       if (up) return;
       if (Date.now() > end) throw new Error(`hub did not come up (${lastErr}): ${hubOut.slice(-2000)}`);
       await sleep(100);
@@ -103,7 +120,15 @@ it('delivers one blocked and one resolved per episode to every sink across a hub
   cleanup.push(() => proxy.close());
 
   // Three hosts: a tmux server with five stand-ins each, and a collector.
-  interface Pane { host: string; pane: string; scratch: ScratchTmux; env: NodeJS.ProcessEnv; phase: 'to-blocked' | 'blocked' | 'to-working' | 'working'; until: number; since: string }
+  interface Pane {
+    host: string;
+    pane: string;
+    scratch: ScratchTmux;
+    env: NodeJS.ProcessEnv;
+    phase: 'to-blocked' | 'blocked' | 'to-working' | 'working';
+    until: number;
+    since: string;
+  }
   const panes: Pane[] = [];
   const scratches: ScratchTmux[] = [];
   for (const host of HOSTS) {
@@ -113,7 +138,14 @@ it('delivers one blocked and one resolved per episode to every sink across a hub
     const first = s.start();
     const ids = [first, ...Array.from({ length: PANES_PER_HOST - 1 }, () => s.newPane())];
     const runtime = join(dir, `run-${host}`);
-    const env = { ...process.env, TMUX: '', TMUX_PANE: '', XDG_RUNTIME_DIR: runtime, XDG_CONFIG_HOME: join(dir, `cfg-${host}`), XDG_STATE_HOME: join(dir, `st-${host}`) };
+    const env = {
+      ...process.env,
+      TMUX: '',
+      TMUX_PANE: '',
+      XDG_RUNTIME_DIR: runtime,
+      XDG_CONFIG_HOME: join(dir, `cfg-${host}`),
+      XDG_STATE_HOME: join(dir, `st-${host}`),
+    };
     for (const p of ids) {
       await s.standIn(p, 'claude', 'claude-working.txt');
       panes.push({ host, pane: p, scratch: s, env: { ...env, TMUX_PANE: p, TMA_HOOK_SOCKET: s.name }, phase: 'working', until: 0, since: '' });
@@ -122,8 +154,20 @@ it('delivers one blocked and one resolved per episode to every sink across a hub
     const target = host === 'h3' ? proxy.port : port;
     const c = spawn(
       process.execPath,
-      [join(REPO, 'bin/tma.js'), 'collector', '--hub', `ws://127.0.0.1:${target}`, '--token-file', join(dir, `token-${host}`),
-        '--socket-name', s.name, '--interval', '0.5', '--host-name', host],
+      [
+        join(REPO, 'bin/tma.js'),
+        'collector',
+        '--hub',
+        `ws://127.0.0.1:${target}`,
+        '--token-file',
+        join(dir, `token-${host}`),
+        '--socket-name',
+        s.name,
+        '--interval',
+        '0.5',
+        '--host-name',
+        host,
+      ],
       { env, stdio: 'ignore' },
     );
     cleanup.push(() => void c.kill('SIGKILL'));
@@ -144,7 +188,12 @@ it('delivers one blocked and one resolved per episode to every sink across a hub
       ...set('@agent_evidence_at', now),
       ...set('@agent_since', now),
       ...(state === 'blocked' ? set('@agent_attention', '1') : unset('@agent_attention')),
-      'set-option', '-p', '-t', p.pane, '@agent_stamped_at', now,
+      'set-option',
+      '-p',
+      '-t',
+      p.pane,
+      '@agent_stamped_at',
+      now,
     );
   };
   const paint = (p: Pane, f: string) => writeFileSync(join(p.scratch.dir, `control-${p.pane.slice(1)}`), join(REPO, 'test/fixtures', f));
@@ -223,7 +272,9 @@ it('delivers one blocked and one resolved per episode to every sink across a hub
     }
     if (stopping && busy === 0) break;
     if (elapsed > RUN_MS + 30_000) {
-      const stuck = panes.filter((p) => p.phase !== 'working').map((p) => `${p.host} ${p.pane} ${p.phase} ${p.until - now} (tmux: ${JSON.stringify(states.get(`${p.scratch.name} ${p.pane}`))})`);
+      const stuck = panes
+        .filter((p) => p.phase !== 'working')
+        .map((p) => `${p.host} ${p.pane} ${p.phase} ${p.until - now} (tmux: ${JSON.stringify(states.get(`${p.scratch.name} ${p.pane}`))})`);
       throw new Error(`stand-ins did not settle: ${stuck.join('; ')}`);
     }
     await sleep(250);
@@ -274,6 +325,8 @@ it('delivers one blocked and one resolved per episode to every sink across a hub
   const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`, auth)).text();
   expect(metrics).toMatch(/tma_hub_notify_retried_total\{sink="flaky"\} [1-9]/);
   expect(metrics).toMatch(/tma_hub_notify_failed_total\{sink="flaky"\} [1-9]/);
-  console.log(`fleet notify: ${[...runs.values()].reduce((a, b) => a + b, 0)} blocked runs, ${episodes.size} settled episodes seen, ${sets[0]!.size} notified, over ${HOSTS.length}×${PANES_PER_HOST} panes in ${Math.round((Date.now() - t0) / 1000)} s; ` +
-    `ops got ${ok.got.length} events, flaky got ${flaky.got.length} after refusing ${flaky.refused} requests`);
+  console.log(
+    `fleet notify: ${[...runs.values()].reduce((a, b) => a + b, 0)} blocked runs, ${episodes.size} settled episodes seen, ${sets[0]!.size} notified, over ${HOSTS.length}×${PANES_PER_HOST} panes in ${Math.round((Date.now() - t0) / 1000)} s; ` +
+      `ops got ${ok.got.length} events, flaky got ${flaky.got.length} after refusing ${flaky.refused} requests`,
+  );
 });

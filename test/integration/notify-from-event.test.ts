@@ -19,7 +19,11 @@ afterEach(() => {
 });
 
 const count = (path: string, pane: string): number =>
-  existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter((l) => l.includes(`"pane":"${pane}"`)).length : 0;
+  existsSync(path)
+    ? readFileSync(path, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes(`"pane":"${pane}"`)).length
+    : 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const PERMISSION = '{"notification_type":"permission_prompt","session_id":"s1"}';
 

@@ -19,7 +19,11 @@ afterEach(async () => {
   for (const f of cleanup.splice(0).reverse()) await f();
 });
 
-interface Got { delivery: string; header: string | undefined; panes: string[] }
+interface Got {
+  delivery: string;
+  header: string | undefined;
+  panes: string[];
+}
 
 /** A webhook receiver; `hold` keeps a request unanswered (the sink "holds the delivery"). */
 async function receiver(mode: () => 'ok' | 'fail' | 'hold'): Promise<{ url: string; got: Got[]; held: ServerResponse[]; server: Server }> {
@@ -48,13 +52,35 @@ async function receiver(mode: () => 'ok' | 'fail' | 'hold'): Promise<{ url: stri
 
 function ev(i: number): FleetNotification {
   return {
-    trigger: 'blocked', server: SERVER, pane: `%${i}`, agent: 'claude', episode_ms: 1_796_000_000_000 + i, at: 1_796_000_000_100 + i,
-    state: 'blocked', detail: 'permission', locator: 'main:1.0', repo: null, branch: null, context_pct: null, pending_tool: 'Bash', pending_summary: null,
+    trigger: 'blocked',
+    server: SERVER,
+    pane: `%${i}`,
+    agent: 'claude',
+    episode_ms: 1_796_000_000_000 + i,
+    at: 1_796_000_000_100 + i,
+    state: 'blocked',
+    detail: 'permission',
+    locator: 'main:1.0',
+    repo: null,
+    branch: null,
+    context_pct: null,
+    pending_tool: 'Bash',
+    pending_summary: null,
   };
 }
 
-const collectors = ['[[collector]]', 'host = "flood"', 'token = "tok-flood-1a2b"', '[[collector]]', 'host = "calm"', 'token = "tok-calm-3c4d"',
-  '[[client]]', 'name = "vic"', `token = "${VIEWER}"`, 'role = "viewer"'];
+const collectors = [
+  '[[collector]]',
+  'host = "flood"',
+  'token = "tok-flood-1a2b"',
+  '[[collector]]',
+  'host = "calm"',
+  'token = "tok-calm-3c4d"',
+  '[[client]]',
+  'name = "vic"',
+  `token = "${VIEWER}"`,
+  'role = "viewer"',
+];
 
 async function linkUp(hub: HubProcess, host: string, token: string): Promise<FakeCollector> {
   const c = await FakeCollector.connect(hub.url, token);
@@ -70,10 +96,26 @@ it('a burst of 5,000 notify frames from one host leaves /healthz, the other host
   cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
   const ok = await receiver(() => 'ok');
   const down = await receiver(() => 'fail');
-  const hub = await startHubProcess(dir, await freePort(), [...collectors,
-    '[[notify]]', 'name = "ops"', 'kind = "webhook"', `url = "${ok.url}"`,
-    '[[notify]]', 'name = "down"', 'kind = "webhook"', `url = "${down.url}"`,
-    '[[notify]]', 'name = "script"', 'kind = "command"', 'command = "cat >/dev/null"', ''].join('\n'));
+  const hub = await startHubProcess(
+    dir,
+    await freePort(),
+    [
+      ...collectors,
+      '[[notify]]',
+      'name = "ops"',
+      'kind = "webhook"',
+      `url = "${ok.url}"`,
+      '[[notify]]',
+      'name = "down"',
+      'kind = "webhook"',
+      `url = "${down.url}"`,
+      '[[notify]]',
+      'name = "script"',
+      'kind = "command"',
+      'command = "cat >/dev/null"',
+      '',
+    ].join('\n'),
+  );
   cleanup.push(() => hub.kill());
   const flood = await linkUp(hub, 'flood', 'tok-flood-1a2b');
   const calm = await linkUp(hub, 'calm', 'tok-calm-3c4d');
@@ -84,7 +126,10 @@ it('a burst of 5,000 notify frames from one host leaves /healthz, the other host
   const probe = (async () => {
     while (timing) {
       const t = Date.now();
-      const okay = await fetch(`${hub.url}/healthz`, { signal: AbortSignal.timeout(1000) }).then((r) => r.ok, () => false);
+      const okay = await fetch(`${hub.url}/healthz`, { signal: AbortSignal.timeout(1000) }).then(
+        (r) => r.ok,
+        () => false,
+      );
       latencies.push(okay ? Date.now() - t : Infinity);
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -121,10 +166,16 @@ it('a burst of 5,000 notify frames from one host leaves /healthz, the other host
   expect(calm.closeCode).toBeNull();
   // The flooding link still carries rows.
   flood.delta(2, [protoRow({ host: 'flood', pane: '%7', state: 'blocked' })]);
-  await until(async () => {
-    const doc = (await (await fetch(`${hub.url}/v1/agents`, { headers: { authorization: `Bearer ${VIEWER}` } })).json()) as { agents: { host: string; pane: string }[] };
-    return doc.agents.some((a) => a.host === 'flood' && a.pane === '%7') ? true : undefined;
-  }, 5000, 50);
+  await until(
+    async () => {
+      const doc = (await (await fetch(`${hub.url}/v1/agents`, { headers: { authorization: `Bearer ${VIEWER}` } })).json()) as {
+        agents: { host: string; pane: string }[];
+      };
+      return doc.agents.some((a) => a.host === 'flood' && a.pane === '%7') ? true : undefined;
+    },
+    5000,
+    50,
+  );
   expect(flood.closeCode).toBeNull();
 
   await new Promise((r) => setTimeout(r, 2000));

@@ -24,7 +24,12 @@ afterEach(() => {
 const HOLD_MS = 15_000;
 
 const lines = (path: string): Record<string, unknown>[] =>
-  existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) : [];
+  existsSync(path)
+    ? readFileSync(path, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+    : [];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 it('rings once per episode, again for the next, never while muted, and context_high once per crossing', { timeout: 90_000 }, async () => {

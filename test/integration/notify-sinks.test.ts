@@ -14,7 +14,12 @@ import { FakeCollector, SERVER } from '../support/hub-fake-collector.js';
 import { TOKENS, startTestHub, testConfig, type TestHub } from '../support/hub-harness.js';
 import { waitFor } from '../support/scratch-tmux.js';
 
-interface Req { method: string; url: string; headers: IncomingHttpHeaders; body: string }
+interface Req {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
 
 let hub: TestHub | null = null;
 let server: Server | null = null;
@@ -43,9 +48,21 @@ async function receiver(): Promise<{ url: string; reqs: Req[] }> {
 
 function event(over: Partial<FleetNotification> = {}): FleetNotification {
   return {
-    trigger: 'blocked', server: SERVER, pane: '%3', agent: 'claude', episode_ms: 1_796_000_000_000, at: 1_796_000_000_100,
-    state: 'blocked', detail: 'permission', locator: 'main:1.0', repo: 'api', branch: 'main', context_pct: null,
-    pending_tool: 'Bash', pending_summary: null, ...over,
+    trigger: 'blocked',
+    server: SERVER,
+    pane: '%3',
+    agent: 'claude',
+    episode_ms: 1_796_000_000_000,
+    at: 1_796_000_000_100,
+    state: 'blocked',
+    detail: 'permission',
+    locator: 'main:1.0',
+    repo: 'api',
+    branch: 'main',
+    context_pct: null,
+    pending_tool: 'Bash',
+    pending_summary: null,
+    ...over,
   };
 }
 
@@ -56,7 +73,16 @@ it('sends ntfy, signed webhook and command messages, grouped, with resolved only
   hub = await startTestHub({
     config: testConfig({
       notify: [
-        { name: 'phone', kind: 'ntfy', url: `${r.url}/agents`, command: null, secret: null, on: ['blocked', 'done'], hosts: null, pageUrl: 'https://hub.example/' },
+        {
+          name: 'phone',
+          kind: 'ntfy',
+          url: `${r.url}/agents`,
+          command: null,
+          secret: null,
+          on: ['blocked', 'done'],
+          hosts: null,
+          pageUrl: 'https://hub.example/',
+        },
         { name: 'ops', kind: 'webhook', url: `${r.url}/tma`, command: null, secret: 's3cret', on: ['blocked'], hosts: ['build1'], pageUrl: null },
         { name: 'script', kind: 'command', url: null, command: `cat >> ${out}`, secret: null, on: ['blocked'], hosts: null, pageUrl: null },
       ],
@@ -90,8 +116,23 @@ it('sends ntfy, signed webhook and command messages, grouped, with resolved only
   // No public_url: the page link is the hub's own address.
   expect(doc.page_url).toBe(`${hub.url}/#host=build1&server=${encodeURIComponent(SERVER)}&pane=%253`);
   expect(Object.keys(doc.events[0]!)).toEqual([
-    'trigger', 'server', 'pane', 'agent', 'episode_ms', 'at', 'state', 'detail', 'locator', 'repo', 'branch', 'context_pct',
-    'pending_tool', 'pending_summary', 'id', 'host', 'received_ms',
+    'trigger',
+    'server',
+    'pane',
+    'agent',
+    'episode_ms',
+    'at',
+    'state',
+    'detail',
+    'locator',
+    'repo',
+    'branch',
+    'context_pct',
+    'pending_tool',
+    'pending_summary',
+    'id',
+    'host',
+    'received_ms',
   ]);
   expect(doc.events).toHaveLength(1);
   expect(doc.events[0]).toMatchObject({ trigger: 'blocked', host: 'build1', pane: '%3', episode_ms: one.episode_ms, pending_tool: 'Bash' });
@@ -128,9 +169,14 @@ it('sends ntfy, signed webhook and command messages, grouped, with resolved only
   await new Promise((res2) => setTimeout(res2, 800));
   const after = r.reqs.slice(n0);
   expect(after.map((q) => q.url)).toEqual(['/tma']);
-  expect((JSON.parse(after[0]!.body) as { events: { trigger: string; pane: string }[] }).events).toEqual([expect.objectContaining({ trigger: 'resolved', pane: '%3' })]);
+  expect((JSON.parse(after[0]!.body) as { events: { trigger: string; pane: string }[] }).events).toEqual([
+    expect.objectContaining({ trigger: 'resolved', pane: '%3' }),
+  ]);
   await waitFor(() => readFileSync(out, 'utf8').includes('"resolved"'), 'command got resolved', 5000);
-  const cmdDocs = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { events: { trigger: string }[] });
+  const cmdDocs = readFileSync(out, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { events: { trigger: string }[] });
   expect(cmdDocs.flatMap((d) => d.events.map((e) => e.trigger))).toEqual(['blocked', 'blocked', 'blocked', 'blocked', 'resolved']);
 
   // The listing and counters.
@@ -139,8 +185,24 @@ it('sends ntfy, signed webhook and command messages, grouped, with resolved only
   expect(list.notifications).toHaveLength(3);
   expect(Object.keys(list)).toEqual(['schema', 'notifications']);
   expect(Object.keys(list.notifications[0]!)).toEqual([
-    'id', 'host', 'trigger', 'server', 'pane', 'agent', 'episode_ms', 'at', 'state', 'detail', 'locator', 'repo', 'branch',
-    'context_pct', 'pending_tool', 'pending_summary', 'received_ms', 'delivery',
+    'id',
+    'host',
+    'trigger',
+    'server',
+    'pane',
+    'agent',
+    'episode_ms',
+    'at',
+    'state',
+    'detail',
+    'locator',
+    'repo',
+    'branch',
+    'context_pct',
+    'pending_tool',
+    'pending_summary',
+    'received_ms',
+    'delivery',
   ]);
   expect(list.notifications[1]).toMatchObject({ trigger: 'resolved', pane: '%3', delivery: { ops: { state: 'sent' }, script: { state: 'sent' } } });
   expect(list.notifications[1]!.delivery).not.toHaveProperty('phone');

@@ -31,7 +31,11 @@ afterEach(async () => {
 
 type Frame = Record<string, unknown> & { type: string };
 const rowsIn = (f: Frame): Record<string, unknown>[] =>
-  f.type === 'delta' ? (f.upserts as Record<string, unknown>[]) : f.type === 'snapshot' ? (f.servers as { rows: Record<string, unknown>[] }[]).flatMap((s) => s.rows) : [];
+  f.type === 'delta'
+    ? (f.upserts as Record<string, unknown>[])
+    : f.type === 'snapshot'
+      ? (f.servers as { rows: Record<string, unknown>[] }[]).flatMap((s) => s.rows)
+      : [];
 
 async function collector(name: string, interval: string, extraEnv: Record<string, string> = {}): Promise<HubConn> {
   dir = mkdtempSync(join(tmpdir(), 'tma-screen-output-'));
@@ -41,7 +45,20 @@ async function collector(name: string, interval: string, extraEnv: Record<string
   hub = await FakeHub.start({ token: 'secret-token-1', welcome: () => null });
   child = spawn(
     process.execPath,
-    [join(REPO, 'bin/tma.js'), 'collector', '--hub', `ws://127.0.0.1:${hub.port}`, '--token-file', tokenFile, '--socket-name', name, '--interval', interval, '--host-name', 'box'],
+    [
+      join(REPO, 'bin/tma.js'),
+      'collector',
+      '--hub',
+      `ws://127.0.0.1:${hub.port}`,
+      '--token-file',
+      tokenFile,
+      '--socket-name',
+      name,
+      '--interval',
+      interval,
+      '--host-name',
+      'box',
+    ],
     { env, stdio: ['ignore', 'ignore', 'ignore'] },
   );
   const h = hub;
@@ -81,7 +98,10 @@ it('a static screen is published once: neither re-stamped nor re-sent', async ()
   // that watches output leaves a stamp that would change nothing alone (see the next test).
   await new Promise((r) => setTimeout(r, 5000));
   expect(stamped()).toBe(firstStamp);
-  const later = conn.frames.slice(before).map((f) => f.frame as Frame).filter((f) => f.type === 'delta' && rowsIn(f).some((r) => r.pane === pane));
+  const later = conn.frames
+    .slice(before)
+    .map((f) => f.frame as Frame)
+    .filter((f) => f.type === 'delta' && rowsIn(f).some((r) => r.pane === pane));
   expect(later).toEqual([]);
 });
 
@@ -141,7 +161,7 @@ it('a session opened after the collector started is watched at once, not at the 
   const pane = scratch.start('late');
   await scratch.standIn(pane, 'claude', 'claude-working.txt');
   const seen = () => conn.frames.find((f) => rowsIn(f.frame as Frame).some((r) => r.pane === pane && r.state === 'working'));
-  await waitFor(() => seen() !== undefined, 'the new session\'s working row', 20_000);
+  await waitFor(() => seen() !== undefined, "the new session's working row", 20_000);
   expect(seen()!.at - t0).toBeLessThan(10_000);
 });
 
@@ -182,12 +202,12 @@ it('a closed pane and a closed window leave the rows at once, not at the next sw
 
   let t0 = Date.now();
   s.tmux('kill-pane', '-t', split);
-  await waitFor(() => rowState(conn, split) === null, 'the closed pane\'s row gone', 10_000);
+  await waitFor(() => rowState(conn, split) === null, "the closed pane's row gone", 10_000);
   expect(frameAt(conn, (f) => f.type === 'delta' && (f.removals as string[]).includes(split), t0)! - t0).toBeLessThan(5_000);
 
   t0 = Date.now();
   s.tmux('kill-window', '-t', alone);
-  await waitFor(() => rowState(conn, alone) === null, 'the closed window\'s row gone', 10_000);
+  await waitFor(() => rowState(conn, alone) === null, "the closed window's row gone", 10_000);
   expect(frameAt(conn, (f) => f.type === 'delta' && (f.removals as string[]).includes(alone), t0)! - t0).toBeLessThan(5_000);
   expect(rowState(conn, first)).toBe('working');
 }, 45_000);
@@ -216,7 +236,7 @@ it('a dead server is reported gone at once, and a new server on the same socket 
   const t1 = Date.now();
   const again = s.start();
   await s.standIn(again, 'codex', 'codex-working.txt');
-  await waitFor(() => rowState(conn, again) === 'working', 'the new server\'s working row', 15_000);
+  await waitFor(() => rowState(conn, again) === 'working', "the new server's working row", 15_000);
   // Pane ids start over on a new server: only frames since the restart count.
   const upserted = (f: Frame) => f.type === 'delta' && (f.upserts as { pane: string }[]).some((r) => r.pane === again);
   expect(frameAt(conn, upserted, t1)! - t1).toBeLessThan(10_000);

@@ -42,20 +42,27 @@ function writerStamp(pane: string, state: string, evidenceAt: number): void {
   const s = `#{&&:#{==:#{@agent_source},hook},#{e|<:${evidenceAt},#{@agent_evidence_at}}}`;
   const set = (key: string, value: string) => ['set-option', '-p', '-F', '-t', pane, key, `#{?${s},#{${key}},${value}}`];
   t.tmux(
-    ...set('@agent_state', state), ';',
-    ...set('@agent_source', 'hook'), ';',
-    ...set('@agent_evidence_at', String(evidenceAt)), ';',
-    ...set('@agent_since', String(evidenceAt)), ';',
-    'set-option', '-p', '-t', pane, '@agent_name', 'pi', ';',
+    ...set('@agent_state', state),
+    ';',
+    ...set('@agent_source', 'hook'),
+    ';',
+    ...set('@agent_evidence_at', String(evidenceAt)),
+    ';',
+    ...set('@agent_since', String(evidenceAt)),
+    ';',
+    'set-option',
+    '-p',
+    '-t',
+    pane,
+    '@agent_name',
+    'pi',
+    ';',
     ...set('@agent_stamped_at', String(evidenceAt)),
   );
 }
 
 function rollups(pane: string): [string, string] {
-  return [
-    t.tmux('show-options', '-wqv', '-t', pane, '@agent_summary').trim(),
-    t.tmux('show-options', '-qv', '-t', pane, '@agent_session_summary').trim(),
-  ];
+  return [t.tmux('show-options', '-wqv', '-t', pane, '@agent_summary').trim(), t.tmux('show-options', '-qv', '-t', pane, '@agent_session_summary').trim()];
 }
 
 describe('a second writer that follows the contract', () => {

@@ -151,7 +151,12 @@ it('completions bash sources cleanly and completes `tma ac` to `tma act`', async
   writeFileSync(script, r.stdout);
   const out = spawnSync(
     'bash',
-    ['--norc', '--noprofile', '-c', `source '${script}' || exit 9; COMP_WORDS=(tma ac); COMP_CWORD=1; _tma; printf '%s\\n' "\${COMPREPLY[@]}"; complete -p tma`],
+    [
+      '--norc',
+      '--noprofile',
+      '-c',
+      `source '${script}' || exit 9; COMP_WORDS=(tma ac); COMP_CWORD=1; _tma; printf '%s\\n' "\${COMPREPLY[@]}"; complete -p tma`,
+    ],
     { encoding: 'utf8', timeout: 10_000 },
   );
   expect(out.stderr).toBe('');

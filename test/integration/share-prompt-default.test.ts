@@ -47,10 +47,29 @@ async function fleetWith(config: string): Promise<() => Promise<FleetDocument>> 
   log = '';
   collector = spawn(
     process.execPath,
-    [join(REPO, 'bin/tma.js'), 'collector', '--hub', `ws://127.0.0.1:${hub.port}`, '--token-file', join(dir, 'build1'),
-      '--socket-name', scratch.name, '--interval', '0.3', '--host-name', 'build1'],
+    [
+      join(REPO, 'bin/tma.js'),
+      'collector',
+      '--hub',
+      `ws://127.0.0.1:${hub.port}`,
+      '--token-file',
+      join(dir, 'build1'),
+      '--socket-name',
+      scratch.name,
+      '--interval',
+      '0.3',
+      '--host-name',
+      'build1',
+    ],
     {
-      env: { ...process.env, TMUX: '', TMUX_PANE: '', XDG_STATE_HOME: join(dir, 'state'), XDG_RUNTIME_DIR: join(dir, 'run'), XDG_CONFIG_HOME: join(dir, 'cfg') },
+      env: {
+        ...process.env,
+        TMUX: '',
+        TMUX_PANE: '',
+        XDG_STATE_HOME: join(dir, 'state'),
+        XDG_RUNTIME_DIR: join(dir, 'run'),
+        XDG_CONFIG_HOME: join(dir, 'cfg'),
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     },
   );

@@ -51,7 +51,9 @@ it('status, ls and the event fallback load none of the heavy packages once manif
   expect(heavy(await packagesLoaded([...server, 'ls', '--json'], env))).toEqual([]);
   expect(heavy(await packagesLoaded([...server, 'ls'], env))).toEqual([]);
   expect(t.option(pane, '@agent_name')).toBe('claude');
-  expect(heavy(await packagesLoaded(['event', '--agent', 'claude', '--kind', 'UserPromptSubmit', ...server, '--payload', '-'], { ...env, TMUX_PANE: pane }))).toEqual([]);
+  expect(
+    heavy(await packagesLoaded(['event', '--agent', 'claude', '--kind', 'UserPromptSubmit', ...server, '--payload', '-'], { ...env, TMUX_PANE: pane })),
+  ).toEqual([]);
   expect(t.option(pane, '@agent_state')).toBe('working');
 
   // A config.toml (a status bar restyled) is validated once, then served from the cache too.

@@ -42,7 +42,10 @@ async function traced(args: string[], env: Record<string, string>): Promise<{ st
   writeFileSync(trace, '');
   const r = await tma(args, { env: { ...env, TMA_MODULE_TRACE: trace, NODE_OPTIONS: `--import=${join(REPO, 'test/support/module-trace.mjs')}` } });
   expect(r.code, r.stderr).toBe(0);
-  const files = readFileSync(trace, 'utf8').split('\n').filter((u) => u.startsWith('file:')).map((u) => fileURLToPath(u));
+  const files = readFileSync(trace, 'utf8')
+    .split('\n')
+    .filter((u) => u.startsWith('file:'))
+    .map((u) => fileURLToPath(u));
   return { stdout: r.stdout, files: [...new Set(files)] };
 }
 
@@ -90,7 +93,11 @@ it('answers from the heartbeat without the engine, byte for byte as the full pat
     20_000,
   );
 
-  for (const args of [['status'], ...['tmux', 'plain', 'json', 'prom'].map((f) => ['status', '--format', f]), ['status', '--state', 'idle,done', '--format', 'plain']]) {
+  for (const args of [
+    ['status'],
+    ...['tmux', 'plain', 'json', 'prom'].map((f) => ['status', '--format', f]),
+    ['status', '--state', 'idle,done', '--format', 'plain'],
+  ]) {
     // On a loaded machine the heartbeat may run late now and then: such a run rightly takes the
     // full path, so a run is tried again (at most three times) right after a fresh heartbeat.
     let fast = { stdout: '', files: [] as string[] };
@@ -124,7 +131,11 @@ it('answers from the heartbeat without the engine, byte for byte as the full pat
   writeFileSync(counted, `#!/bin/sh\necho "$*" >> '${calls}'\nexec tmux "$@"\n`, { mode: 0o755 });
   writeFileSync(calls, '');
   expect((await tma([...server, 'status', '--format', 'plain'], { env: { ...env, TMA_TMUX_BIN: counted } })).stdout).toBe('B1 I#1\n');
-  expect(readFileSync(calls, 'utf8').split('\n').filter((l) => l.includes('list-panes'))).toHaveLength(1);
+  expect(
+    readFileSync(calls, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('list-panes')),
+  ).toHaveLength(1);
 
   t.tmux('set-option', '-s', '-u', '@tma_collector_at');
   const absent = await traced([...server, 'status', '--format', 'plain'], env);

@@ -86,7 +86,10 @@ describe.each(['spawn', 'control'] as const)('%s runner', (mode) => {
     const fmt = `#{pane_id}${US}#{session_name}${US}#{pane_pid}`;
     const out = await r.run(['list-panes', '-a', '-F', fmt]);
     expect(out).toBe(tmux('list-panes', '-a', '-F', fmt));
-    const rows = out.trimEnd().split('\n').map((l) => l.split(US));
+    const rows = out
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.split(US));
     expect(rows).toHaveLength(3);
     expect(rows.map((f) => f[1])).toContain('two words');
     for (const f of rows) expect(f).toHaveLength(3);
@@ -106,7 +109,7 @@ describe.each(['spawn', 'control'] as const)('%s runner', (mode) => {
     const pane = tmux('display-message', '-p', '-t', 'main', '#{pane_id}').trim();
     const values = [
       'two words',
-      "it's \"quoted\"",
+      'it\'s "quoted"',
       '#{?#{==:#{@agent_source},hook},#{@agent_state},working}',
       'a;b',
       'ends;',
@@ -154,7 +157,12 @@ describe.each(['spawn', 'control'] as const)('%s runner', (mode) => {
 
   it('fails a chain whose command fails, and stays usable', async () => {
     const r = await open(mode);
-    const e = await failure(r.runChain([['display-message', '-p', 'x'], ['select-pane', '-t', '%9999']]));
+    const e = await failure(
+      r.runChain([
+        ['display-message', '-p', 'x'],
+        ['select-pane', '-t', '%9999'],
+      ]),
+    );
     expect(e.kind).toBe('failed');
     expect(e.stderr).toMatch(/can't find pane/);
     expect(await r.run(['display-message', '-p', 'ok'])).toBe('ok\n');

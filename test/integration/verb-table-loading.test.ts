@@ -43,7 +43,7 @@ it('help, --help and usage errors load the table and nothing of any verb', async
   expect(await loaded(['nope'])).toEqual({ code: 2, modules: [...TABLE, 'cli/help'].sort(), packages: [] });
 });
 
-it('a verb that runs loads its own module, not its neighbours\'', async () => {
+it("a verb that runs loads its own module, not its neighbours'", async () => {
   expect(await loaded(['completions', 'bash'])).toEqual({ code: 0, modules: [...TABLE, 'cli/verbs/completions'].sort(), packages: [] });
   expect(await loaded(['version'])).toEqual({ code: 0, modules: TABLE, packages: [] });
 });

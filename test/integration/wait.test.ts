@@ -24,8 +24,7 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-  tma(['--socket-name', t.name, '--config', config, ...args], { env, timeoutMs: 25_000 });
+const run = (args: string[], env: NodeJS.ProcessEnv = {}) => tma(['--socket-name', t.name, '--config', config, ...args], { env, timeoutMs: 25_000 });
 
 /** Start a long-running wait and remember whether it has ended. */
 function background(args: string[]) {
@@ -113,7 +112,7 @@ describe('tma wait (stand-in agents)', () => {
     expect(t.tmux('list-panes', '-a', '-F', '#{pane_id}')).toContain(pane);
   });
 
-  it('--since with a row\'s episode_ms waits for the next completion, not the last one', async () => {
+  it("--since with a row's episode_ms waits for the next completion, not the last one", async () => {
     const pane = t.start();
     await t.standIn(pane, 'claude', 'claude-idle.txt');
     const hook = async (kind: string) => {

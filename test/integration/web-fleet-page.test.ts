@@ -19,7 +19,11 @@ const SHOTS = join(REPO, 'test-output/screenshots');
 const HOSTS = ['build1', 'laptop', 'edge', 'mini'] as const;
 type Host = (typeof HOSTS)[number];
 const TOKENS: Record<Host | 'operator', string> = {
-  build1: 'tok-wf-build1-a1', laptop: 'tok-wf-laptop-b2', edge: 'tok-wf-edge-c3', mini: 'tok-wf-mini-d4', operator: 'tok-wf-operator-e5',
+  build1: 'tok-wf-build1-a1',
+  laptop: 'tok-wf-laptop-b2',
+  edge: 'tok-wf-edge-c3',
+  mini: 'tok-wf-mini-d4',
+  operator: 'tok-wf-operator-e5',
 };
 /** What each agent's approve sends (manifests/actions/approve.toml): claude "1", codex Enter. */
 const APPROVE_KEY: Record<string, string> = { claude: '1', codex: '\r' };
@@ -55,13 +59,26 @@ const SCREEN: Record<Pane['agent'], { blocked: string; working: string }> = {
 
 /** Which agents each host runs, one tmux session (= where) each. */
 const LAYOUT: Record<Host, { agent: Pane['agent']; session: string }[]> = {
-  build1: [{ agent: 'claude', session: 'proj-api' }, { agent: 'codex', session: 'infra' }],
-  laptop: [{ agent: 'claude', session: 'notes' }, { agent: 'gemini', session: 'ledger' }],
-  edge: [{ agent: 'codex', session: 'web' }, { agent: 'opencode', session: 'docs' }],
-  mini: [{ agent: 'claude', session: 'ops' }, { agent: 'claude', session: 'billing' }],
+  build1: [
+    { agent: 'claude', session: 'proj-api' },
+    { agent: 'codex', session: 'infra' },
+  ],
+  laptop: [
+    { agent: 'claude', session: 'notes' },
+    { agent: 'gemini', session: 'ledger' },
+  ],
+  edge: [
+    { agent: 'codex', session: 'web' },
+    { agent: 'opencode', session: 'docs' },
+  ],
+  mini: [
+    { agent: 'claude', session: 'ops' },
+    { agent: 'claude', session: 'billing' },
+  ],
 };
 
-const fleet = async (): Promise<{ agents: FleetRow[]; hosts: Record<string, unknown>[] }> => (await (await hub.get('/v1/agents', TOKENS.operator)).json()) as never;
+const fleet = async (): Promise<{ agents: FleetRow[]; hosts: Record<string, unknown>[] }> =>
+  (await (await hub.get('/v1/agents', TOKENS.operator)).json()) as never;
 const rowOf = async (p: Pane) => (await fleet()).agents.find((r) => r.host === p.host && r.pane === p.standIn.pane);
 
 async function allRows(cond: (r: FleetRow, p: Pane) => boolean, what: string, list: Pane[] = panes): Promise<void> {
@@ -73,7 +90,8 @@ async function allRows(cond: (r: FleetRow, p: Pane) => boolean, what: string, li
       return r !== undefined && !r.stale && cond(r, p);
     });
     if (ok) return;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(d.agents.map((r) => [r.host, r.pane, r.agent, r.state, r.detail]))}`);
+    if (Date.now() > end)
+      throw new Error(`timed out waiting for ${what}: ${JSON.stringify(d.agents.map((r) => [r.host, r.pane, r.agent, r.state, r.detail]))}`);
     await new Promise((r) => setTimeout(r, 150));
   }
 }
@@ -110,12 +128,29 @@ beforeAll(async () => {
     writeFileSync(join(dir, `${host}.token`), `${TOKENS[host]}\n`);
     const child = spawn(
       process.execPath,
-      [join(REPO, 'bin/tma.js'), 'collector', '--hub', `ws://127.0.0.1:${hub.port}`, '--token-file', join(dir, `${host}.token`),
-        '--host-name', host, '--socket-name', scratch.name, '--interval', '0.3'],
+      [
+        join(REPO, 'bin/tma.js'),
+        'collector',
+        '--hub',
+        `ws://127.0.0.1:${hub.port}`,
+        '--token-file',
+        join(dir, `${host}.token`),
+        '--host-name',
+        host,
+        '--socket-name',
+        scratch.name,
+        '--interval',
+        '0.3',
+      ],
       {
         env: {
-          ...process.env, TMUX: '', TMUX_PANE: '', XDG_RUNTIME_DIR: join(dir, `run-${host}`), XDG_STATE_HOME: join(dir, `state-${host}`),
-          XDG_CONFIG_HOME: join(dir, 'cfg'), TMA_COLLECTOR_HEARTBEAT_MS: '400',
+          ...process.env,
+          TMUX: '',
+          TMUX_PANE: '',
+          XDG_RUNTIME_DIR: join(dir, `run-${host}`),
+          XDG_STATE_HOME: join(dir, `state-${host}`),
+          XDG_CONFIG_HOME: join(dir, 'cfg'),
+          TMA_COLLECTOR_HEARTBEAT_MS: '400',
         },
         stdio: ['ignore', 'ignore', 'ignore'],
       },
@@ -135,7 +170,16 @@ beforeAll(async () => {
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
     env: { ...process.env, HOME: dir, XDG_CONFIG_HOME: join(dir, 'chrome-config'), XDG_CACHE_HOME: join(dir, 'chrome-cache') },
   });
 }, 90_000);
@@ -227,12 +271,17 @@ describe('the fleet page with four hosts', () => {
       // OpenCode prompt whose API the host never discovered.
       await expect.poll(() => page.title()).toBe('(8) tma fleet');
       for (const p of panes) {
-        const offered = await needsRow(page, p).locator('button.act').evaluateAll((bs) => bs.map((b) => b.getAttribute('data-action')));
+        const offered = await needsRow(page, p)
+          .locator('button.act')
+          .evaluateAll((bs) => bs.map((b) => b.getAttribute('data-action')));
         expect(offered, `${p.host}/${p.agent}`).toEqual(p.agent === 'opencode' ? [] : ['approve', 'deny']);
       }
       const hosts = (await fleet()).hosts;
       expect(hosts.every((h) => typeof h.clock_offset_ms === 'number' && Math.abs(h.clock_offset_ms) < 2000)).toBe(true);
-      expect(hosts.find((h) => h.host === 'laptop')!.actions_by_agent).toMatchObject({ claude: { approve: 'keys' }, gemini: { approve: 'keys', deny: 'keys', interrupt: 'keys' } });
+      expect(hosts.find((h) => h.host === 'laptop')!.actions_by_agent).toMatchObject({
+        claude: { approve: 'keys' },
+        gemini: { approve: 'keys', deny: 'keys', interrupt: 'keys' },
+      });
 
       // The ten-minute prompt is the oldest: first in the list, and its age is now - since_ms.
       const first = page.locator('#needs-list .agent-row').first();
@@ -282,7 +331,9 @@ describe('the fleet page with four hosts', () => {
     try {
       // The list, oldest first; tap the third, then make the first one leave within a second,
       // which would move every row below it up by one card.
-      const order = await page.locator('#needs-list .agent-row').evaluateAll((rs) => rs.map((r) => `${r.getAttribute('data-host')}|${r.getAttribute('data-pane')}`));
+      const order = await page
+        .locator('#needs-list .agent-row')
+        .evaluateAll((rs) => rs.map((r) => `${r.getAttribute('data-host')}|${r.getAttribute('data-pane')}`));
       const byKey = (k: string) => panes.find((p) => `${p.host}|${p.standIn.pane}` === k)!;
       const listed = order.map(byKey);
       // The card right after the target must carry buttons too: it is the one that would slide
@@ -303,7 +354,9 @@ describe('the fleet page with four hosts', () => {
       const leaverFleetRow = page.locator(`section.host[data-host="${leaver.host}"] .agent-row[data-pane="${leaver.standIn.pane}"]`);
       await expect.poll(() => leaverFleetRow.getAttribute('data-class'), { timeout: 5000, interval: 50 }).toBe('working');
       const sawChangeAfterMs = Date.now() - tappedAt;
-      const under = await page.evaluate(`(() => { const b = document.elementFromPoint(${x}, ${y})?.closest('button'); return b ? b.getAttribute('aria-label') : null; })()`);
+      const under = await page.evaluate(
+        `(() => { const b = document.elementFromPoint(${x}, ${y})?.closest('button'); return b ? b.getAttribute('aria-label') : null; })()`,
+      );
       expect(under === null || String(under).includes(`${target.agent} on ${target.host}`), `under the finger: ${String(under)}`).toBe(true);
       // Kept in its place, greyed, with nothing left to press.
       expect(await needsRow(page, leaver).getAttribute('class')).toContain('left');

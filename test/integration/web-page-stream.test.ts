@@ -57,15 +57,25 @@ const STATES = ['working', 'blocked', 'idle'] as const;
 function floodRow(i: number, round: number, over: Partial<ProtocolRow> = {}): ProtocolRow {
   const state = STATES[(i + round) % STATES.length]!;
   return protoRow({
-    host: 'build1', pane: `%${i}`, state, detail: state === 'blocked' ? 'permission' : null, locator: `s${i % 7}:${i}.0`,
-    since: T0 + round, since_ms: T0 + round, episode_ms: T0 + round, stamped_at_ms: T0 + round,
-    pending_summary: `${round} ${SUMMARY}`, ...over,
+    host: 'build1',
+    pane: `%${i}`,
+    state,
+    detail: state === 'blocked' ? 'permission' : null,
+    locator: `s${i % 7}:${i}.0`,
+    since: T0 + round,
+    since_ms: T0 + round,
+    episode_ms: T0 + round,
+    stamped_at_ms: T0 + round,
+    pending_summary: `${round} ${SUMMARY}`,
+    ...over,
   });
 }
 
 /** Every row the page shows, in page order, against the hub's document in fleet order. */
 const shown = (page: Page) =>
-  page.locator('#hosts .agent-row').evaluateAll((rs) => rs.map((r) => `${r.getAttribute('data-host')}/${r.getAttribute('data-pane')}/${r.getAttribute('data-class')}`));
+  page
+    .locator('#hosts .agent-row')
+    .evaluateAll((rs) => rs.map((r) => `${r.getAttribute('data-host')}/${r.getAttribute('data-pane')}/${r.getAttribute('data-class')}`));
 async function hubRows(): Promise<string[]> {
   const doc = (await (await hub!.get('/v1/agents')).json()) as { agents: { host: string; pane: string; state: string; attention: boolean }[] };
   const cls = (a: { state: string; attention: boolean }) => (a.state === 'idle' && a.attention ? 'done' : a.state);
@@ -84,7 +94,10 @@ const logged = (msg: string) => hub!.logLines.filter((l) => l.includes(`"msg":"$
 async function countCalls(page: Page): Promise<() => Promise<{ renders: number; lines: number }>> {
   const wrap = (cls: string, method: string, counter: string) =>
     `\n{ const f = ${cls}.prototype.${method}; ${cls}.prototype.${method} = function (...a) { globalThis.${counter} = (globalThis.${counter} ?? 0) + 1; return f.apply(this, a); }; }\n`;
-  for (const [file, cls, method, counter] of [['view.js', 'FleetView', 'render', '__renders'], ['changes.js', 'FleetMirror', 'apply', '__lines']] as const) {
+  for (const [file, cls, method, counter] of [
+    ['view.js', 'FleetView', 'render', '__renders'],
+    ['changes.js', 'FleetMirror', 'apply', '__lines'],
+  ] as const) {
     await page.route(`**/web/${file}`, async (r) => {
       const res = await r.fetch();
       await r.fulfill({ response: res, body: (await res.text()) + wrap(cls, method, counter) });
@@ -102,7 +115,10 @@ async function floodHost(rows: number): Promise<{ link: FakeCollector; seq: numb
   beat = setInterval(() => link.heartbeat(), 250);
   fc.send({ type: 'hello', protocol: 1, host: 'build1', collector_version: '0.1.0-test', epoch: EPOCH_A, actions_allowed: ['approve'] });
   await fc.next((f) => f.type === 'welcome');
-  fc.snapshot(1, Array.from({ length: rows }, (_, i) => floodRow(i, 0)));
+  fc.snapshot(
+    1,
+    Array.from({ length: rows }, (_, i) => floodRow(i, 0)),
+  );
   await until(() => (hub!.store.rows().length === rows ? true : undefined));
   return { link, seq: 1 };
 }
@@ -143,14 +159,22 @@ describe('web page: falling behind', () => {
       while (logged(PAUSED) === pauses) {
         if (Date.now() > deadline) throw new Error(`hub never paused the page after ${round} rounds`);
         round += 1;
-        for (let i = 0; i < ROWS; i += 50) link.delta(++seq, Array.from({ length: 50 }, (_, k) => floodRow(i + k, round)));
+        for (let i = 0; i < ROWS; i += 50)
+          link.delta(
+            ++seq,
+            Array.from({ length: 50 }, (_, k) => floodRow(i + k, round)),
+          );
         await new Promise((r) => setTimeout(r, 20));
       }
       // What changes while the page is paused reaches it only through the fresh document: every
       // row ends "done", a class the flood never used, and a third of them leave.
       const caught = logged(CAUGHT_UP);
       const finalRows = Array.from({ length: ROWS }, (_, i) => floodRow(i, round + 1, { state: 'idle', attention: true, done: true }));
-      link.delta(++seq, finalRows.filter((_, i) => i % 3 !== 0), finalRows.filter((_, i) => i % 3 === 0).map((r) => r.pane));
+      link.delta(
+        ++seq,
+        finalRows.filter((_, i) => i % 3 !== 0),
+        finalRows.filter((_, i) => i % 3 === 0).map((r) => r.pane),
+      );
       await until(() => (hub!.store.rows().length === ROWS - ROWS / 3 ? true : undefined));
       // Longer than the hub takes to flush and to look for a caught-up reader: still paused means
       // the change was held back from the page.
@@ -188,7 +212,10 @@ describe('web page: falling behind', () => {
     await cdp.send('Emulation.setCPUThrottlingRate', { rate: 8 });
     const before = await calls();
     for (let round = 1; round <= 150; round++) {
-      link.delta(++seq, Array.from({ length: 6 }, (_, k) => floodRow((round * 6 + k) % rows, round)));
+      link.delta(
+        ++seq,
+        Array.from({ length: 6 }, (_, k) => floodRow((round * 6 + k) % rows, round)),
+      );
       await new Promise((r) => setTimeout(r, 8));
     }
     await cdp.send('Emulation.setCPUThrottlingRate', { rate: 1 });

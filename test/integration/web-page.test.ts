@@ -65,20 +65,36 @@ const row = (over: Partial<ProtocolRow>) => protoRow({ since: T0, since_ms: T0, 
 
 /** build1 lets the hub approve, deny and interrupt; laptop only approve. */
 async function twoHosts() {
-  const build1 = await host('build1', ['approve', 'deny', 'interrupt'], [
-    row({
-      pane: '%1', state: 'blocked', detail: 'permission', locator: 'dev:1.0', episode_ms: T0 + 17, permission_request: 'req-7',
-      pending_tool: 'Bash', stamped_at_ms: T0 + 4 * 60_000 + 3_000, repo: 'tma', branch: 'main',
-    }),
-    row({ pane: '%2', agent: 'codex', state: 'working', locator: 'dev:2.0' }),
-  ]);
-  const laptop = await host('laptop', ['approve'], [
-    row({ pane: '%3', state: 'idle', attention: true, done: true, locator: 'notes:1.0' }),
-    row({ pane: '%4', agent: '<b id="injected">bold</b>', state: 'working', locator: 'web:1.0' }),
-    // Blocked a minute after build1's %1: the needs-you order is decided by age, not by the few
-    // milliseconds each host's measured clock offset moves an identical instant.
-    row({ pane: '%5', state: 'blocked', detail: 'permission', locator: 'web:2.0', since: T0 + 60_000, since_ms: T0 + 60_000, episode_ms: T0 + 60_000 }),
-  ]);
+  const build1 = await host(
+    'build1',
+    ['approve', 'deny', 'interrupt'],
+    [
+      row({
+        pane: '%1',
+        state: 'blocked',
+        detail: 'permission',
+        locator: 'dev:1.0',
+        episode_ms: T0 + 17,
+        permission_request: 'req-7',
+        pending_tool: 'Bash',
+        stamped_at_ms: T0 + 4 * 60_000 + 3_000,
+        repo: 'tma',
+        branch: 'main',
+      }),
+      row({ pane: '%2', agent: 'codex', state: 'working', locator: 'dev:2.0' }),
+    ],
+  );
+  const laptop = await host(
+    'laptop',
+    ['approve'],
+    [
+      row({ pane: '%3', state: 'idle', attention: true, done: true, locator: 'notes:1.0' }),
+      row({ pane: '%4', agent: '<b id="injected">bold</b>', state: 'working', locator: 'web:1.0' }),
+      // Blocked a minute after build1's %1: the needs-you order is decided by age, not by the few
+      // milliseconds each host's measured clock offset moves an identical instant.
+      row({ pane: '%5', state: 'blocked', detail: 'permission', locator: 'web:2.0', since: T0 + 60_000, since_ms: T0 + 60_000, episode_ms: T0 + 60_000 }),
+    ],
+  );
   return { build1, laptop };
 }
 
@@ -98,12 +114,16 @@ const rowOf = (page: Page, hostName: string, pane: string) => section(page, host
 const buttons = (page: Page, hostName: string, pane: string) =>
   page.locator(`.agent-row[data-host="${hostName}"][data-pane="${pane}"] button.act`).evaluateAll((bs) => bs.map((b) => b.getAttribute('data-action')));
 const panesOf = (page: Page, hostName: string) =>
-  section(page, hostName).locator('.agent-row').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-pane')));
+  section(page, hostName)
+    .locator('.agent-row')
+    .evaluateAll((rs) => rs.map((r) => r.getAttribute('data-pane')));
 /** Evaluated in the page as text: this project type-checks against Node's globals, not the DOM's. */
 const opacity = (page: Page, hostName: string) =>
   page.evaluate(`Number(getComputedStyle(document.querySelector('section.host[data-host="${hostName}"] .list')).opacity)`);
 const counts = (page: Page) =>
-  page.locator('#counts .chip').evaluateAll((cs) => Object.fromEntries(cs.map((c) => [c.getAttribute('data-class'), Number(c.querySelector('.n')!.textContent)])));
+  page
+    .locator('#counts .chip')
+    .evaluateAll((cs) => Object.fromEntries(cs.map((c) => [c.getAttribute('data-class'), Number(c.querySelector('.n')!.textContent)])));
 
 describe('web page: serving', () => {
   it('serves the page and its scripts without a token, with a script policy that forbids inline code', async () => {
@@ -183,13 +203,19 @@ describe('web page: an operator', () => {
     await page.locator('#confirm-go').click();
     const body = (await sent).postDataJSON() as Record<string, unknown>;
     expect(body).toEqual({
-      host: 'build1', server: SERVER, pane: '%1', action: 'approve', expect_episode_ms: T0 + 17,
-      expect_permission_request: 'req-7', slot: expect.stringMatching(/^web-[0-9a-f]{24}$/),
+      host: 'build1',
+      server: SERVER,
+      pane: '%1',
+      action: 'approve',
+      expect_episode_ms: T0 + 17,
+      expect_permission_request: 'req-7',
+      slot: expect.stringMatching(/^web-[0-9a-f]{24}$/),
     });
     const act = await build1.next((f) => f.type === 'act');
     expect(act).toMatchObject({ action: 'approve', pane: '%1', server: SERVER, expect_episode_ms: T0 + 17, slot: body.slot, principal: 'olga' });
     build1.send({
-      type: 'act_result', id: act.id,
+      type: 'act_result',
+      id: act.id,
       result: { schema: 1, action: 'approve', pane: '%1', outcome: 'sent', exit_code: 0, reason: null, host: 'build1', server: SERVER },
     });
     const outcome = needRow(page, 'build1', '%1').locator('.outcome');
@@ -219,7 +245,8 @@ describe('web page: an operator', () => {
     // While the host has not answered, the buttons cannot be pressed again.
     expect(await rowOf(page, 'build1', '%2').locator('button.act-interrupt').isDisabled()).toBe(true);
     build1.send({
-      type: 'act_result', id: act.id,
+      type: 'act_result',
+      id: act.id,
       result: { schema: 1, action: 'interrupt', pane: '%2', outcome: 'refused', exit_code: 4, reason: 'episode-changed', host: 'build1', server: SERVER },
     });
     const outcome = rowOf(page, 'build1', '%2').locator('.outcome');
@@ -280,9 +307,17 @@ describe('web page: filters and keyboard', () => {
     await approve.click();
     await expect.poll(() => page.locator('#confirm-go').isEnabled()).toBe(true);
     // A new prompt on the same pane: a new episode.
-    build1.delta(2, [row({
-      pane: '%1', state: 'blocked', detail: 'permission', locator: 'dev:1.0', episode_ms: T0 + 99, permission_request: 'req-8', pending_tool: 'Bash',
-    })]);
+    build1.delta(2, [
+      row({
+        pane: '%1',
+        state: 'blocked',
+        detail: 'permission',
+        locator: 'dev:1.0',
+        episode_ms: T0 + 99,
+        permission_request: 'req-8',
+        pending_tool: 'Bash',
+      }),
+    ]);
     await expect.poll(() => page.locator('#confirm-changed').isVisible()).toBe(true);
     expect(await page.locator('#confirm-go').isDisabled()).toBe(true);
     let posted = 0;
@@ -346,7 +381,7 @@ describe('web page: filters and keyboard', () => {
 });
 
 describe('web page: the changes stream', () => {
-  it('reads mode=changes and stays the hub\'s fleet through upserts, removals, a new pane and a host leaving', async () => {
+  it("reads mode=changes and stays the hub's fleet through upserts, removals, a new pane and a host leaving", async () => {
     const { build1, laptop } = await twoHosts();
     context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
     const page = await context.newPage();
@@ -359,7 +394,9 @@ describe('web page: the changes stream', () => {
 
     /** Every row the page shows, host by host, against the hub's own document in fleet order. */
     const shown = () =>
-      page.locator('#hosts .agent-row').evaluateAll((rs) => rs.map((r) => `${r.getAttribute('data-host')}/${r.getAttribute('data-pane')}/${r.getAttribute('data-class')}`));
+      page
+        .locator('#hosts .agent-row')
+        .evaluateAll((rs) => rs.map((r) => `${r.getAttribute('data-host')}/${r.getAttribute('data-pane')}/${r.getAttribute('data-class')}`));
     const hubs = async () => {
       const doc = (await (await hub.get('/v1/agents')).json()) as { agents: { host: string; pane: string; state: string; attention: boolean }[] };
       const cls = (a: { state: string; attention: boolean }) => (a.state === 'idle' && a.attention ? 'done' : a.state);
@@ -369,7 +406,16 @@ describe('web page: the changes stream', () => {
 
     // An upsert that moves a row up, and a pane that appears.
     laptop.delta(2, [
-      row({ pane: '%4', agent: 'codex', state: 'blocked', detail: 'permission', locator: 'web:1.0', since: T0 + 120_000, since_ms: T0 + 120_000, episode_ms: T0 + 120_000 }),
+      row({
+        pane: '%4',
+        agent: 'codex',
+        state: 'blocked',
+        detail: 'permission',
+        locator: 'web:1.0',
+        since: T0 + 120_000,
+        since_ms: T0 + 120_000,
+        episode_ms: T0 + 120_000,
+      }),
       row({ pane: '%6', state: 'idle', locator: 'a:1.0' }),
     ]);
     await expect.poll(() => panesOf(page, 'laptop')).toEqual(['%4', '%5', '%6', '%3']);
@@ -451,7 +497,20 @@ describe('web page: other readers', () => {
     const doc = JSON.stringify({
       schema: 1,
       agents: [{ ...row({ pane: '%9', host: 'build1', locator: 'x:1.0' }), stale: false, title: 'SECRET-TITLE-TEXT' }],
-      hosts: [{ host: 'build1', transport: 'ws', reachable: true, stale: false, last_seen_ms: Date.now(), reason: null, collector_version: 'x', servers: [], actions_allowed: [], schema: 1 }],
+      hosts: [
+        {
+          host: 'build1',
+          transport: 'ws',
+          reachable: true,
+          stale: false,
+          last_seen_ms: Date.now(),
+          reason: null,
+          collector_version: 'x',
+          servers: [],
+          actions_allowed: [],
+          schema: 1,
+        },
+      ],
     });
     context = await browser.newContext();
     const page = await context.newPage();

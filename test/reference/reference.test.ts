@@ -86,8 +86,19 @@ function manifestOf(agent: string): AgentManifest {
 
 function stamp(state: State, at: number, pid: number): StampedState {
   return {
-    state, detail: null, source: 'capture', evidenceAt: at, since: at, stampedAt: at, attention: false,
-    notifiedAt: null, turnAt: at, hash: null, pid, session: null, subagents: [],
+    state,
+    detail: null,
+    source: 'capture',
+    evidenceAt: at,
+    since: at,
+    stampedAt: at,
+    attention: false,
+    notifiedAt: null,
+    turnAt: at,
+    hash: null,
+    pid,
+    session: null,
+    subagents: [],
   };
 }
 
@@ -110,14 +121,13 @@ const folderExists = existsSync(DIR) && statSync(DIR).isDirectory();
 if (!folderExists) {
   describe('reference captures', () => {
     it(`are readable from ${DIR}`, () => {
-      throw new Error(
-        `reference captures folder not found: ${DIR} ` +
-          '(set TMA_REFERENCE_FIXTURES to the folder holding the reference *.txt captures)',
-      );
+      throw new Error(`reference captures folder not found: ${DIR} ` + '(set TMA_REFERENCE_FIXTURES to the folder holding the reference *.txt captures)');
     });
   });
 } else {
-  const captures = readdirSync(DIR).filter((n) => n.endsWith('.txt')).sort();
+  const captures = readdirSync(DIR)
+    .filter((n) => n.endsWith('.txt'))
+    .sort();
   const rulesCaptures = captures.filter((n) => n !== SMOKE);
 
   describe(`reference captures in ${DIR}`, () => {

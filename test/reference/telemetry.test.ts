@@ -34,7 +34,10 @@ const TABLE: Record<string, { agent: Agent; want: Want[] }> = {
   'claude_statusline_pre_fix_version.json': { agent: 'claude', want: [{ result: 'stamp', pct: 41, tokens: null }] },
   'claude_statusline_subagent.json': {
     agent: 'claude',
-    want: [{ result: 'stamp', pct: 15, tokens: 30000 }, { result: 'ignore', owner: OWNER }],
+    want: [
+      { result: 'stamp', pct: 15, tokens: 30000 },
+      { result: 'ignore', owner: OWNER },
+    ],
   },
   'cursor_statusline_context.json': { agent: 'cursor', want: [{ result: 'stamp', pct: 65, tokens: 130000 }] },
   'cursor_statusline_no_context.json': { agent: 'cursor', want: [{ result: 'ignore' }] },
@@ -58,7 +61,9 @@ if (!folderExists) {
     });
   });
 } else {
-  const samples = readdirSync(DIR).filter((n) => n.endsWith('.json') || n.endsWith('.jsonl')).sort();
+  const samples = readdirSync(DIR)
+    .filter((n) => n.endsWith('.json') || n.endsWith('.jsonl'))
+    .sort();
 
   describe(`reference telemetry samples in ${DIR}`, { timeout: 60_000 }, () => {
     let t: ScratchTmux;

@@ -12,12 +12,35 @@ export const SERVER = '/tmp/tmux-1000/default';
 
 export function protoRow(over: Partial<ProtocolRow> = {}): ProtocolRow {
   return protocolRowObject({
-    pane: '%1', agent: 'claude', state: 'working', detail: null, since: 1_700_000_000_000,
-    since_ms: 1_700_000_000_000, episode_ms: 1_700_000_000_000, locator: 'main:1.0',
-    attention: false, done: false, session: null, transcript: null, permission_request: null,
-    stamped_at_ms: null, context: null, context_at_ms: null, muted: false, tokens: null, quota: null,
-    cost_usd: null, repo: null, branch: null, worktree: null, pending_tool: null, pending_call: null,
-    pending_summary: null, server: SERVER, host: 'h', ...over,
+    pane: '%1',
+    agent: 'claude',
+    state: 'working',
+    detail: null,
+    since: 1_700_000_000_000,
+    since_ms: 1_700_000_000_000,
+    episode_ms: 1_700_000_000_000,
+    locator: 'main:1.0',
+    attention: false,
+    done: false,
+    session: null,
+    transcript: null,
+    permission_request: null,
+    stamped_at_ms: null,
+    context: null,
+    context_at_ms: null,
+    muted: false,
+    tokens: null,
+    quota: null,
+    cost_usd: null,
+    repo: null,
+    branch: null,
+    worktree: null,
+    pending_tool: null,
+    pending_call: null,
+    pending_summary: null,
+    server: SERVER,
+    host: 'h',
+    ...over,
   });
 }
 
@@ -81,14 +104,23 @@ export class FakeCollector {
 
   snapshot(seq: number, rows: ProtocolRow[], o: { epoch?: string; complete?: boolean; server?: string; incarnation?: string } = {}): void {
     this.send({
-      type: 'snapshot', epoch: o.epoch ?? EPOCH_A, seq, complete: o.complete ?? true,
+      type: 'snapshot',
+      epoch: o.epoch ?? EPOCH_A,
+      seq,
+      complete: o.complete ?? true,
       servers: [{ server: o.server ?? SERVER, incarnation: o.incarnation ?? 'inc1', rows }],
     });
   }
 
   delta(seq: number, upserts: ProtocolRow[], removals: string[] = [], o: { epoch?: string; server?: string; incarnation?: string } = {}): void {
     this.send({
-      type: 'delta', epoch: o.epoch ?? EPOCH_A, seq, server: o.server ?? SERVER, incarnation: o.incarnation ?? 'inc1', upserts, removals,
+      type: 'delta',
+      epoch: o.epoch ?? EPOCH_A,
+      seq,
+      server: o.server ?? SERVER,
+      incarnation: o.incarnation ?? 'inc1',
+      upserts,
+      removals,
     });
   }
 

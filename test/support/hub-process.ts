@@ -18,14 +18,20 @@ export interface HubProcess {
 export async function startHubProcess(dir: string, port: number, tomlBody: string): Promise<HubProcess> {
   writeFileSync(join(dir, 'hub.toml'), `listen = "127.0.0.1:${port}"\n${tomlBody}`);
   const env = { ...process.env, XDG_STATE_HOME: join(dir, 'hub-state'), XDG_CONFIG_HOME: join(dir, 'hub-cfg') };
-  const child = spawn(process.execPath, [join(REPO, 'bin/tma.js'), 'hub', '--no-local', '--config', join(dir, 'hub.toml')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(REPO, 'bin/tma.js'), 'hub', '--no-local', '--config', join(dir, 'hub.toml')], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
   const url = `http://127.0.0.1:${port}`;
   const end = Date.now() + 60_000;
   for (;;) {
-    const up = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
+    const up = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (up) break;
     if (child.exitCode !== null || Date.now() > end) {
       child.kill('SIGKILL');
@@ -34,7 +40,9 @@ export async function startHubProcess(dir: string, port: number, tomlBody: strin
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
-    url, child, output: () => out,
+    url,
+    child,
+    output: () => out,
     kill: () =>
       new Promise<void>((ok) => {
         if (child.exitCode !== null || child.signalCode !== null) return ok();

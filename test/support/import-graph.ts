@@ -72,7 +72,9 @@ export function specifiers(src: string): string[] {
 /** The repository folder a relative specifier lands in (`collector/core`, `shared`, …), or null for a package. */
 export function landsIn(file: string, spec: string): string | null {
   if (!spec.startsWith('.')) return null;
-  return relative(ROOT, resolve(dirname(file), spec)).split(sep).join('/');
+  return relative(ROOT, resolve(dirname(file), spec))
+    .split(sep)
+    .join('/');
 }
 
 export const under = (path: string, folder: string) => path === folder || path.startsWith(`${folder}/`);

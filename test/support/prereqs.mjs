@@ -27,7 +27,9 @@ const missing = [
   ['chromium', executable('/usr/bin/chromium')],
   ['faketime', onPath('faketime')],
   ['prometheus', onPath('promtool')],
-].filter(([, ok]) => !ok).map(([pkg]) => pkg);
+]
+  .filter(([, ok]) => !ok)
+  .map(([pkg]) => pkg);
 
 if (missing.length) {
   process.stderr.write(

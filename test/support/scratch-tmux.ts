@@ -90,8 +90,7 @@ export class ScratchTmux {
     const exe = this.link(command);
     const a = opts.afterKey;
     const prefix =
-      (a ? `STANDIN_AFTER_KEY=${fixturePath(a.fixture)} STANDIN_AFTER_KEY_DELAY=${a.delayMs / 1000} ` : '') +
-      (opts.paintMarks ? 'STANDIN_PAINT_MARKS=1 ' : '');
+      (a ? `STANDIN_AFTER_KEY=${fixturePath(a.fixture)} STANDIN_AFTER_KEY_DELAY=${a.delayMs / 1000} ` : '') + (opts.paintMarks ? 'STANDIN_PAINT_MARKS=1 ' : '');
     const run = `${prefix}${exe} ${STANDIN} ${control} ${keylog}`;
     const line = opts.wrapper ? `bash -c '${run}; exec bash --rcfile ${join(this.dir, 'rc')} --noprofile -i'` : run;
     this.tmux('send-keys', '-t', pane, line, 'Enter');
@@ -143,7 +142,11 @@ export class ScratchTmux {
 /** The last non-blank line of a fixture's screen, escapes removed: proof it was painted. */
 function lastLine(path: string): string {
   const screen = readFileSync(path, 'utf8').split('\n---\n')[1] ?? '';
-  const lines = screen.replace(/\x1b\[[0-9;?]*[@-~]/g, '').split('\n').map((l) => l.trimEnd()).filter((l) => l.trim());
+  const lines = screen
+    .replace(/\x1b\[[0-9;?]*[@-~]/g, '')
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l.trim());
   return (lines[lines.length - 1] ?? '').trim();
 }
 

@@ -10,7 +10,7 @@ export const STATES: State[] = ['blocked', 'working', 'idle', 'unknown'];
 /** Deterministic numbers in [0, 1). */
 export function rng(seed: number): () => number {
   let x = seed;
-  return () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
 /** Each host says hello over ws and sends `rowsEach` rows; its link owner and last seq, by host. */

@@ -44,7 +44,6 @@ export function makeKey(path: string): string {
   return readFileSync(`${path}.pub`, 'utf8').trim().split(/\s+/).slice(0, 2).join(' ');
 }
 
-
 /** Resolves true once something accepts TCP on the port. */
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {

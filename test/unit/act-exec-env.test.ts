@@ -4,16 +4,37 @@ import { exitCodeOf } from '../../collector/act/exec.js';
 import type { PaneFacts } from '../../collector/act/facts.js';
 
 const facts: PaneFacts = {
-  pane: '%4', locator: 'w:1.0', agent: 'claude', state: 'idle', detail: null, contextPct: 80, session: 'sess_1',
-  cwd: '/repo', pid: 99, title: '$(rm -rf ~)', stamp: null, episodeMs: 5, stampedAt: 6, permissionRequest: null,
-  apiEndpoint: null, lock: '',
+  pane: '%4',
+  locator: 'w:1.0',
+  agent: 'claude',
+  state: 'idle',
+  detail: null,
+  contextPct: 80,
+  session: 'sess_1',
+  cwd: '/repo',
+  pid: 99,
+  title: '$(rm -rf ~)',
+  stamp: null,
+  episodeMs: 5,
+  stampedAt: 6,
+  permissionRequest: null,
+  apiEndpoint: null,
+  lock: '',
 };
 
 describe('execEnv', () => {
   test('the pane context, verbatim (a hostile title stays data), empty when absent', () => {
     expect(execEnv('note', { ...facts, pid: 0 }, [])).toEqual({
-      TMA_PANE: '%4', TMA_AGENT: 'claude', TMA_STATE: 'idle', TMA_DETAIL: '', TMA_SESSION_ID: 'sess_1', TMA_CWD: '/repo',
-      TMA_PID: '', TMA_LOCATOR: 'w:1.0', TMA_TITLE: '$(rm -rf ~)', TMA_ACTION: 'note',
+      TMA_PANE: '%4',
+      TMA_AGENT: 'claude',
+      TMA_STATE: 'idle',
+      TMA_DETAIL: '',
+      TMA_SESSION_ID: 'sess_1',
+      TMA_CWD: '/repo',
+      TMA_PID: '',
+      TMA_LOCATOR: 'w:1.0',
+      TMA_TITLE: '$(rm -rf ~)',
+      TMA_ACTION: 'note',
     });
   });
 

@@ -6,8 +6,14 @@ function action(name: string, body: string): ActionManifest {
   return parseActionManifest({ path: `/x/${name}.toml`, text: `min_engine_version = "0.4.0"\nname = "${name}"\nlabel = "L"\n${body}` });
 }
 
-const approve = action('approve', 'kind = "keys"\n[when]\nstate = ["blocked"]\ndetail = ["permission"]\n[keys]\nclaude = ["1"]\n[api]\nopencode = { op = "permission-reply", reply = "once" }\n');
-const compact = action('compact', 'kind = "keys"\nrequires = ["session"]\n[when]\nstate = ["idle"]\ncontext_pct_min = 75\ncontext_pct_max = 90\n[keys]\nclaude = ["/compact", "Enter"]\n');
+const approve = action(
+  'approve',
+  'kind = "keys"\n[when]\nstate = ["blocked"]\ndetail = ["permission"]\n[keys]\nclaude = ["1"]\n[api]\nopencode = { op = "permission-reply", reply = "once" }\n',
+);
+const compact = action(
+  'compact',
+  'kind = "keys"\nrequires = ["session"]\n[when]\nstate = ["idle"]\ncontext_pct_min = 75\ncontext_pct_max = 90\n[keys]\nclaude = ["/compact", "Enter"]\n',
+);
 const anyExec = action('run', 'kind = "exec"\ncommand = "true"\nrequires = ["cwd", "pid", "title"]\n');
 
 const blocked: GateFacts = { agent: 'claude', state: 'blocked', detail: 'permission', contextPct: null, session: 'abc_1', cwd: '/w', pid: 42, title: 't' };

@@ -1,6 +1,13 @@
 import { describe, expect, test } from 'vitest';
 import {
-  formatLockValue, holdsLock, leadingExpiry, LOCK_SLACK_MS, lockExpiry, lockHeld, nonceFromBytes, parseLockValue,
+  formatLockValue,
+  holdsLock,
+  leadingExpiry,
+  LOCK_SLACK_MS,
+  lockExpiry,
+  lockHeld,
+  nonceFromBytes,
+  parseLockValue,
 } from '../../collector/act/lock-value.js';
 
 const N = '0123456789abcdef0123456789abcdef';

@@ -33,7 +33,7 @@ describe('fan-out severity', () => {
     expect(severity(r('replied'))).toBe(severity(r('spawned')));
   });
 
-  test('the exit is the worst result\'s own code, in any order', () => {
+  test("the exit is the worst result's own code, in any order", () => {
     expect(worstExit([])).toBe(0);
     expect(worstExit([r('sent'), r('refused', 'locked')])).toBe(5);
     expect(worstExit([r('refused', 'locked'), r('refused', 'gated')])).toBe(4);

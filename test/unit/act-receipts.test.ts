@@ -36,7 +36,13 @@ describe('replayFromLedger', () => {
 
   test('a recorded error replays as fired-unknown', () => {
     expect(replayFromLedger(final(actResult('approve', '%1', 'error')), 'approve', '%1')).toEqual({
-      schema: 1, action: 'approve', pane: '%1', outcome: 'error', exit_code: 1, reason: 'fired-unknown', cached: true,
+      schema: 1,
+      action: 'approve',
+      pane: '%1',
+      outcome: 'error',
+      exit_code: 1,
+      reason: 'fired-unknown',
+      cached: true,
     });
   });
 

@@ -1,12 +1,7 @@
 // Action manifests: the bundled four, every schema rule, and the all-or-nothing set.
 
 import { describe, expect, it } from 'vitest';
-import {
-  actionAgents,
-  loadActionSet,
-  parseActionManifest,
-  type ActionManifest,
-} from '../../collector/core/action-manifest.js';
+import { actionAgents, loadActionSet, parseActionManifest, type ActionManifest } from '../../collector/core/action-manifest.js';
 import { ManifestError } from '../../collector/core/manifest-load.js';
 import type { ManifestFile } from '../../collector/core/types.js';
 import { bundledActionDir, readManifestFiles } from '../../collector/manifest-files.js';

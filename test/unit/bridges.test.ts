@@ -89,7 +89,8 @@ describe('OpenCode bridge: the reply route', () => {
     const first = (await hookLines(1))[0]!;
     return (JSON.parse(first.slice('session-start '.length)) as { api_endpoint: string }).api_endpoint;
   }
-  const post = (url: string, reply = 'once') => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reply }) });
+  const post = (url: string, reply = 'once') =>
+    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reply }) });
 
   it('announces a loopback endpoint that answers through the in-process client, once per request', async () => {
     const client = fakeClient();

@@ -15,8 +15,20 @@ const NOW = 1_796_000_000_000;
 
 function stamp(over: Partial<StampedState> = {}): StampedState {
   return {
-    state: 'blocked', detail: 'permission', source: 'capture', evidenceAt: NOW, since: NOW, stampedAt: NOW, attention: true,
-    notifiedAt: null, turnAt: 0, hash: null, pid: 42, session: null, subagents: [], ...over,
+    state: 'blocked',
+    detail: 'permission',
+    source: 'capture',
+    evidenceAt: NOW,
+    since: NOW,
+    stampedAt: NOW,
+    attention: true,
+    notifiedAt: null,
+    turnAt: 0,
+    hash: null,
+    pid: 42,
+    session: null,
+    subagents: [],
+    ...over,
   };
 }
 

@@ -32,8 +32,14 @@ describe('config.toml', () => {
   });
 
   it('reads [[agent]] entries and the remote allow list', () => {
-    const c = parseConfig('/c.toml', '[[agent]]\nname = "pi"\nenabled = false\n[[agent]]\nname = "claude"\nprocess_names = ["claude-dev"]\n[remote]\nallow_actions = ["approve"]\n');
-    expect(c.agents).toEqual([{ name: 'pi', enabled: false }, { name: 'claude', process_names: ['claude-dev'] }]);
+    const c = parseConfig(
+      '/c.toml',
+      '[[agent]]\nname = "pi"\nenabled = false\n[[agent]]\nname = "claude"\nprocess_names = ["claude-dev"]\n[remote]\nallow_actions = ["approve"]\n',
+    );
+    expect(c.agents).toEqual([
+      { name: 'pi', enabled: false },
+      { name: 'claude', process_names: ['claude-dev'] },
+    ]);
     expect(c.remote).toEqual({ allowActions: ['approve'], allowExec: false, sharePrompt: null });
   });
 

@@ -40,7 +40,8 @@ describe('renderUsageChain', () => {
     expect(cmds.map((c) => c[5])).toEqual(['@agent_quota_pct', '@agent_quota_window', '@agent_quota_resets_at', '@agent_cost_usd', '@agent_quota_at']);
     expect(cmds[0]![6]).toBe(`#{?${s},#{@agent_quota_pct},61}`);
     expect(renderUsageChain('%2', { costUsd: 1.5, quota: null, at: 50 }, { guarded: true, storedAt: null }).map((c) => c[5])).toEqual([
-      '@agent_cost_usd', '@agent_quota_at',
+      '@agent_cost_usd',
+      '@agent_quota_at',
     ]);
     expect(renderUsageChain('%2', { costUsd: null, quota: null, at: 50 }, { guarded: true, storedAt: null })).toEqual([]);
     expect(renderUsageChain('%2', { costUsd: 1, quota: null, at: 50 }, { guarded: false, storedAt: 60 })).toEqual([]);

@@ -42,10 +42,16 @@ describe('[status] styles', () => {
 });
 
 describe('status in a default tmux theme', () => {
-  it('every fragment ends with #[default], and no default colour is the bar\'s own green', () => {
-    const all = countRows((['blocked', 'working', 'idle', 'unknown'] as const).map((state, i) => ({
-      pane: `%${i}`, agent: 'claude', state, attention: false, since_ms: 1,
-    })));
+  it("every fragment ends with #[default], and no default colour is the bar's own green", () => {
+    const all = countRows(
+      (['blocked', 'working', 'idle', 'unknown'] as const).map((state, i) => ({
+        pane: `%${i}`,
+        agent: 'claude',
+        state,
+        attention: false,
+        since_ms: 1,
+      })),
+    );
     const parts = statusTmux(all).split(' ');
     expect(parts).toHaveLength(4);
     for (const p of parts) {
@@ -80,7 +86,10 @@ describe('action manifests refuse bad agent tokens', () => {
 
 describe('error texts name the offending thing', () => {
   const agent = (extra: string) => () =>
-    parseAgentManifest({ path: '/x/agents/foo.toml', text: `min_engine_version = "0.4.0"\n[identity]\nprocess_names = ["foo"]\n[capture]\n${extra}` }, { bundled: false });
+    parseAgentManifest(
+      { path: '/x/agents/foo.toml', text: `min_engine_version = "0.4.0"\n[identity]\nprocess_names = ["foo"]\n[capture]\n${extra}` },
+      { bundled: false },
+    );
   it('unknown region', () => {
     expect(refusal(agent('[[rules]]\nstate = "idle"\nregion = "bottom"\nmatch = { contains = "x" }\n')).message).toContain('unknown region "bottom"');
   });

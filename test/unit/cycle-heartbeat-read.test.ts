@@ -10,8 +10,13 @@ const T = 1_790_000_000_000;
 /** One claude pane whose working stamp is 8 s old: only a live heartbeat lets it stand. */
 const listing = () =>
   paneListing('✳ Tidy up', {
-    '@agent_name': 'claude', '@agent_state': 'working', '@agent_source': 'capture', '@agent_pid': String(AGENT_PID),
-    '@agent_evidence_at': String(T - 8000), '@agent_since': String(T - 8000), '@agent_stamped_at': String(T - 8000),
+    '@agent_name': 'claude',
+    '@agent_state': 'working',
+    '@agent_source': 'capture',
+    '@agent_pid': String(AGENT_PID),
+    '@agent_evidence_at': String(T - 8000),
+    '@agent_since': String(T - 8000),
+    '@agent_stamped_at': String(T - 8000),
   });
 
 it('takes a heartbeat written while tmux listed the panes as current: no capture, no write', async () => {

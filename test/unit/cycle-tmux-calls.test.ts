@@ -16,7 +16,9 @@ function fakeTmux(opts: { storedProbe: string; failFirstWrite?: boolean }) {
   let failWrite = opts.failFirstWrite ?? false;
   const split = (argv: string[]) => {
     const cmds: string[][] = [[]];
-    for (const a of argv) if (a === ';') cmds.push([]); else cmds[cmds.length - 1]!.push(a);
+    for (const a of argv)
+      if (a === ';') cmds.push([]);
+      else cmds[cmds.length - 1]!.push(a);
     return cmds;
   };
   const runner: TmuxRunner = {

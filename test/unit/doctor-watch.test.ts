@@ -20,7 +20,13 @@ describe('watchReport', () => {
     const r = watchReport([`${NOW - 700}\n`, sessions, clients], NOW, 3000);
     expect(r).toEqual({
       heartbeat: { age_ms: 700, fresh: true },
-      output_watch: { live: true, sessions: [{ session: 'main', output_clients: 1 }, { session: 'work', output_clients: 1 }] },
+      output_watch: {
+        live: true,
+        sessions: [
+          { session: 'main', output_clients: 1 },
+          { session: 'work', output_clients: 1 },
+        ],
+      },
     });
     expect(renderWatch(r)).toEqual([
       'collector: heartbeat 700 ms ago (stamps vouched for)',

@@ -7,18 +7,52 @@ import { UsageError } from '../../cli/args.js';
 
 function er(pane: string, state: State, extra: Partial<EdgeRow> = {}): EdgeRow {
   return {
-    pane, agent: 'claude', state, attention: false, detail: null, locator: `main:${pane.slice(1)}.0`,
-    repo: null, branch: null, host: 'h1', server: '/tmp/tmux-0/default', ...extra,
+    pane,
+    agent: 'claude',
+    state,
+    attention: false,
+    detail: null,
+    locator: `main:${pane.slice(1)}.0`,
+    repo: null,
+    branch: null,
+    host: 'h1',
+    server: '/tmp/tmux-0/default',
+    ...extra,
   };
 }
 
 function agentRow(pane: string, state: State, extra: Partial<AgentRow> = {}): AgentRow {
   return {
-    pane, agent: 'claude', state, detail: null, since: 1, since_ms: 1, episode_ms: 1, locator: `main:${pane.slice(1)}.0`,
-    title: 't', attention: false, done: false, session: null, transcript: null, permission_request: null,
-    stamped_at_ms: 1, context: null, context_at_ms: null, muted: false, tokens: null, quota: null, cost_usd: null,
-    repo: null, branch: null, worktree: null, pending_tool: null, pending_call: null, pending_summary: null,
-    server: '/s', host: 'h1', ...extra,
+    pane,
+    agent: 'claude',
+    state,
+    detail: null,
+    since: 1,
+    since_ms: 1,
+    episode_ms: 1,
+    locator: `main:${pane.slice(1)}.0`,
+    title: 't',
+    attention: false,
+    done: false,
+    session: null,
+    transcript: null,
+    permission_request: null,
+    stamped_at_ms: 1,
+    context: null,
+    context_at_ms: null,
+    muted: false,
+    tokens: null,
+    quota: null,
+    cost_usd: null,
+    repo: null,
+    branch: null,
+    worktree: null,
+    pending_tool: null,
+    pending_call: null,
+    pending_summary: null,
+    server: '/s',
+    host: 'h1',
+    ...extra,
   };
 }
 
@@ -37,8 +71,34 @@ describe('diffEdges', () => {
     const gone = er('%2', 'working', { detail: 'x', repo: 'r', branch: 'b' });
     const edges = diffEdges([gone], [er('%3', 'blocked', { detail: 'permission' })], 9);
     expect(edges).toEqual([
-      { schema: 1, at_ms: 9, pane: '%3', agent: 'claude', from: '', to: 'blocked', detail: 'permission', locator: 'main:3.0', repo: null, branch: null, host: 'h1', server: '/tmp/tmux-0/default' },
-      { schema: 1, at_ms: 9, pane: '%2', agent: 'claude', from: 'working', to: '', detail: 'x', locator: 'main:2.0', repo: 'r', branch: 'b', host: 'h1', server: '/tmp/tmux-0/default' },
+      {
+        schema: 1,
+        at_ms: 9,
+        pane: '%3',
+        agent: 'claude',
+        from: '',
+        to: 'blocked',
+        detail: 'permission',
+        locator: 'main:3.0',
+        repo: null,
+        branch: null,
+        host: 'h1',
+        server: '/tmp/tmux-0/default',
+      },
+      {
+        schema: 1,
+        at_ms: 9,
+        pane: '%2',
+        agent: 'claude',
+        from: 'working',
+        to: '',
+        detail: 'x',
+        locator: 'main:2.0',
+        repo: 'r',
+        branch: 'b',
+        host: 'h1',
+        server: '/tmp/tmux-0/default',
+      },
     ]);
   });
 
@@ -46,7 +106,11 @@ describe('diffEdges', () => {
     const prev = [er('%1', 'working'), er('%2', 'working'), er('%3', 'working'), er('%4', 'working')];
     const next = [er('%5', 'idle'), er('%3', 'blocked'), er('%1', 'idle')];
     expect(diffEdges(prev, next, 1).map((e) => `${e.pane}:${e.from}>${e.to}`)).toEqual([
-      '%5:>idle', '%3:working>blocked', '%1:working>idle', '%2:working>', '%4:working>',
+      '%5:>idle',
+      '%3:working>blocked',
+      '%1:working>idle',
+      '%2:working>',
+      '%4:working>',
     ]);
   });
 
@@ -71,7 +135,20 @@ describe('subscribe stream lines', () => {
     expect(s.next([agentRow('%1', 'working')], 11)).toEqual([]);
     const lines = s.next([agentRow('%1', 'idle', { attention: true })], 12);
     expect(lines.map((l) => JSON.parse(l))).toEqual([
-      { schema: 1, at_ms: 12, pane: '%1', agent: 'claude', from: 'working', to: 'done', detail: null, locator: 'main:1.0', repo: null, branch: null, host: 'h1', server: '/s' },
+      {
+        schema: 1,
+        at_ms: 12,
+        pane: '%1',
+        agent: 'claude',
+        from: 'working',
+        to: 'done',
+        detail: null,
+        locator: 'main:1.0',
+        repo: null,
+        branch: null,
+        host: 'h1',
+        server: '/s',
+      },
     ]);
   });
 

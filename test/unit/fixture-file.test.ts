@@ -5,14 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { stripAnsi } from '../../collector/core/ansi.js';
 import { loadFixture, parseFixture, snapshotOf } from '../support/fixture-file.js';
 
-const HEADERS = [
-  '# agent: demo',
-  '# state: blocked',
-  '# title: ✋  Action Required',
-  '# command: demo-bin',
-  '# pid: 4242',
-  '# captured_at: 1784594552',
-];
+const HEADERS = ['# agent: demo', '# state: blocked', '# title: ✋  Action Required', '# command: demo-bin', '# pid: 4242', '# captured_at: 1784594552'];
 const SCREEN = '\x1b[1mDo you want\x1b[0m?  \n\n  ❯ 1. Yes   \n\n';
 
 function file(headers: string[] = HEADERS, screen = SCREEN): string {

@@ -74,14 +74,22 @@ describe('bodyFor', () => {
   test('binds to what the row showed unless the caller said otherwise', () => {
     const b = bodyFor('approve', r, { expectEpisodeMs: null, expectPermissionRequest: null, slot: 'k' });
     expect(b).toEqual({
-      host: 'b1', server: '/s1', pane: '%4', action: 'approve', expect_episode_ms: 42, expect_permission_request: 'req-1', slot: 'k',
+      host: 'b1',
+      server: '/s1',
+      pane: '%4',
+      action: 'approve',
+      expect_episode_ms: 42,
+      expect_permission_request: 'req-1',
+      slot: 'k',
       expect_prompt: '00000000000000aa',
     });
     expect(bodyFor('approve', r, { expectEpisodeMs: null, expectPermissionRequest: null, slot: 'k', expectPrompt: 'ff' }).expect_prompt).toBe('ff');
     expect(bodyFor('approve', { ...r, prompt_id: null }, { expectEpisodeMs: null, expectPermissionRequest: null, slot: 'k' }).expect_prompt).toBeNull();
     const given = bodyFor('approve', r, { expectEpisodeMs: 7, expectPermissionRequest: 'req-2', slot: 'k' });
     expect(given).toMatchObject({ expect_episode_ms: 7, expect_permission_request: 'req-2' });
-    expect(bodyFor('approve', { ...r, permission_request: null }, { expectEpisodeMs: null, expectPermissionRequest: null, slot: 'k' }).expect_permission_request).toBeNull();
+    expect(
+      bodyFor('approve', { ...r, permission_request: null }, { expectEpisodeMs: null, expectPermissionRequest: null, slot: 'k' }).expect_permission_request,
+    ).toBeNull();
   });
 
   test('a fresh random slot per request when none is given', () => {
@@ -93,17 +101,38 @@ describe('bodyFor', () => {
 });
 
 const res = (over: Partial<ActResult>): ActResult => ({
-  schema: 1, action: 'approve', pane: '%1', outcome: 'sent', exit_code: 0, reason: null, host: 'b1', server: '/s', ...over,
+  schema: 1,
+  action: 'approve',
+  pane: '%1',
+  outcome: 'sent',
+  exit_code: 0,
+  reason: null,
+  host: 'b1',
+  server: '/s',
+  ...over,
 });
 
 describe('results', () => {
   test('wire order: local keys, cached when present, then host and server', () => {
-    expect(Object.keys(remoteResultObject(res({ cached: true })))).toEqual(['schema', 'action', 'pane', 'outcome', 'exit_code', 'reason', 'cached', 'host', 'server']);
+    expect(Object.keys(remoteResultObject(res({ cached: true })))).toEqual([
+      'schema',
+      'action',
+      'pane',
+      'outcome',
+      'exit_code',
+      'reason',
+      'cached',
+      'host',
+      'server',
+    ]);
     expect(Object.keys(remoteResultObject(res({})))).toEqual(['schema', 'action', 'pane', 'outcome', 'exit_code', 'reason', 'host', 'server']);
-    expect(remoteEnvelope([res({})])).toEqual({ schema: 1, results: [{ action: 'approve', pane: '%1', outcome: 'sent', exit_code: 0, reason: null, host: 'b1', server: '/s' }] });
+    expect(remoteEnvelope([res({})])).toEqual({
+      schema: 1,
+      results: [{ action: 'approve', pane: '%1', outcome: 'sent', exit_code: 0, reason: null, host: 'b1', server: '/s' }],
+    });
   });
 
-  test('fan-out exit is the worst result by severity, with that result\'s own code', () => {
+  test("fan-out exit is the worst result by severity, with that result's own code", () => {
     const locked = res({ outcome: 'refused', reason: 'locked', exit_code: 5 });
     const gated = res({ outcome: 'refused', reason: 'gated', exit_code: 4 });
     const timeout = res({ outcome: 'timeout', reason: 'fired-unknown', exit_code: 124 });

@@ -8,9 +8,20 @@ const FACTS: Facts = { pid: 100, foregroundIsAgent: true, scrolled: false, histo
 
 function stamp(over: Partial<StampedState> = {}): StampedState {
   return {
-    state: 'idle', detail: null, source: 'capture', evidenceAt: NOW - 10_000, since: NOW - 10_000,
-    stampedAt: NOW - 9_000, attention: false, notifiedAt: null, turnAt: 0, hash: 1n, pid: 100,
-    session: null, subagents: [], ...over,
+    state: 'idle',
+    detail: null,
+    source: 'capture',
+    evidenceAt: NOW - 10_000,
+    since: NOW - 10_000,
+    stampedAt: NOW - 9_000,
+    attention: false,
+    notifiedAt: null,
+    turnAt: 0,
+    hash: 1n,
+    pid: 100,
+    session: null,
+    subagents: [],
+    ...over,
   };
 }
 
@@ -67,9 +78,17 @@ describe('episode reset', () => {
 
 describe('P1 fresh hook', () => {
   it('publishes the newest hook state claim with override, even behind a foreign foreground', () => {
-    const v = run(stamp({ state: 'working', source: 'hook' }), [hook('idle', NOW - 50), hook('blocked', NOW - 20, 'permission'), hook('working', NOW - 30), screen('idle')], { foregroundIsAgent: false, scrolled: true });
+    const v = run(
+      stamp({ state: 'working', source: 'hook' }),
+      [hook('idle', NOW - 50), hook('blocked', NOW - 20, 'permission'), hook('working', NOW - 30), screen('idle')],
+      { foregroundIsAgent: false, scrolled: true },
+    );
     expect(v).toMatchObject({
-      action: 'publish', state: 'blocked', detail: 'permission', mayOverride: true, corroborates: false,
+      action: 'publish',
+      state: 'blocked',
+      detail: 'permission',
+      mayOverride: true,
+      corroborates: false,
       winning: { source: 'hook', at: NOW - 20, label: 'hook blocked' },
     });
   });
@@ -118,8 +137,13 @@ describe('P3 freeze', () => {
   it('publishes first-sight unknown when there is nothing to hold', () => {
     const v = run(null, [screen('working')], { scrolled: true });
     expect(v).toMatchObject({
-      action: 'publish', state: 'unknown', detail: null, mayOverride: false, setAttention: false,
-      corroborates: false, winning: { source: 'capture', at: NOW },
+      action: 'publish',
+      state: 'unknown',
+      detail: null,
+      mayOverride: false,
+      setAttention: false,
+      corroborates: false,
+      winning: { source: 'capture', at: NOW },
     });
   });
 
@@ -175,8 +199,13 @@ describe('fold against a hook claim', () => {
     const prev = hookClaim('blocked', 100_000, { detail: 'question' });
     const v = run(prev, [screen('blocked', NOW - 3, 'permission', 'claude r0')]);
     expect(v).toMatchObject({
-      action: 'publish', state: 'blocked', detail: 'question', corroborates: true, mayOverride: false,
-      setAttention: false, winning: { source: 'hook', at: NOW - 3, label: 'claude r0' },
+      action: 'publish',
+      state: 'blocked',
+      detail: 'question',
+      corroborates: true,
+      mayOverride: false,
+      setAttention: false,
+      winning: { source: 'hook', at: NOW - 3, label: 'claude r0' },
     });
   });
 
@@ -187,8 +216,13 @@ describe('fold against a hook claim', () => {
       expect(at(prev.evidenceAt - 1)).toMatchObject({ action: 'hold', state });
       expect(at(prev.evidenceAt)).toMatchObject({ action: 'hold', state });
       expect(at(prev.evidenceAt + 1)).toMatchObject({
-        action: 'publish', state: 'blocked', detail: 'permission', mayOverride: false, corroborates: false,
-        setAttention: true, winning: { source: 'capture', at: prev.evidenceAt + 1 },
+        action: 'publish',
+        state: 'blocked',
+        detail: 'permission',
+        mayOverride: false,
+        corroborates: false,
+        setAttention: true,
+        winning: { source: 'capture', at: prev.evidenceAt + 1 },
       });
     }
   });
@@ -209,7 +243,11 @@ describe('fold against a hook claim', () => {
     expect(at(59_999)).toMatchObject({ action: 'hold', state: 'idle' });
     expect(at(60_000)).toMatchObject({ action: 'hold', state: 'idle' });
     expect(at(60_001)).toMatchObject({
-      action: 'publish', state: 'working', detail: 'busy', mayOverride: true, setAttention: false,
+      action: 'publish',
+      state: 'working',
+      detail: 'busy',
+      mayOverride: true,
+      setAttention: false,
       winning: { source: 'capture', at: NOW },
     });
   });

@@ -12,8 +12,19 @@ const DECAY = 60_000;
 
 function claim(state: State, source: StampedState['source'], evidenceAt: number): StampedState {
   return {
-    state, detail: null, source, evidenceAt, since: evidenceAt, stampedAt: evidenceAt, attention: false,
-    notifiedAt: null, turnAt: 0, hash: 1n, pid: 100, session: 's', subagents: [],
+    state,
+    detail: null,
+    source,
+    evidenceAt,
+    since: evidenceAt,
+    stampedAt: evidenceAt,
+    attention: false,
+    notifiedAt: null,
+    turnAt: 0,
+    hash: 1n,
+    pid: 100,
+    session: 's',
+    subagents: [],
   };
 }
 
@@ -127,8 +138,18 @@ describe('HookLiveness', () => {
 
 describe('the overrule_claim guard of a demoted pane', () => {
   const plan = (claimAt: number) => ({
-    kind: 'publish' as const, state: 'working' as State, detail: null, source: 'capture' as const, evidenceAt: T0 + 70_000,
-    since: T0 + 70_000, stampedAt: T0 + 70_000, hash: 5n, pid: 100, name: 'claude', setAttention: false, episodeReset: false,
+    kind: 'publish' as const,
+    state: 'working' as State,
+    detail: null,
+    source: 'capture' as const,
+    evidenceAt: T0 + 70_000,
+    since: T0 + 70_000,
+    stampedAt: T0 + 70_000,
+    hash: 5n,
+    pid: 100,
+    name: 'claude',
+    setAttention: false,
+    episodeReset: false,
     guard: { kind: 'overrule_claim' as const, claimAt },
   });
 

@@ -53,7 +53,10 @@ describe('planAct', () => {
   });
 
   test('a host that never said hello refuses nothing: undelivered', () => {
-    expect(planAct(body, view({ actionsAllowed: null, linkOpen: false }))).toMatchObject({ kind: 'result', result: { outcome: 'timeout', reason: 'undelivered' } });
+    expect(planAct(body, view({ actionsAllowed: null, linkOpen: false }))).toMatchObject({
+      kind: 'result',
+      result: { outcome: 'timeout', reason: 'undelivered' },
+    });
   });
 
   test('an allowed action on a host without an open link is undelivered (exit 124)', () => {
@@ -74,7 +77,15 @@ describe('routedResult', () => {
 
   test('keeps cached when given (true or false), omits it when absent, drops unknown keys', () => {
     expect(Object.keys(routedResult({ ...answer, cached: false }, 'build1', S1))).toEqual([
-      'schema', 'action', 'pane', 'outcome', 'exit_code', 'reason', 'cached', 'host', 'server',
+      'schema',
+      'action',
+      'pane',
+      'outcome',
+      'exit_code',
+      'reason',
+      'cached',
+      'host',
+      'server',
     ]);
     expect(routedResult({ ...answer, cached: true }, 'build1', S1).cached).toBe(true);
     expect(routedResult({ ...answer, title: 'secret' }, 'build1', S1)).not.toHaveProperty('title');

@@ -49,12 +49,13 @@ describe('diffHubConfig', () => {
   });
 
   it('names what came, went and changed, and says it in one line', () => {
-    const next = base
-      .replace('host = "laptop"\ntoken = "tok-lap"', 'host = "laptop"\ntoken = "tok-lap-2"')
-      .replace('[[collector]]\nhost = "build1"\ntoken = "tok-b1"\n', '')
-      .replace('name = "wall"\ntoken = "tok-wall"\nrole = "viewer"', 'name = "wall"\ntoken = "tok-wall"\nrole = "operator"')
-      .replace('name = "gpu1"\nhost = "gpu1.internal"', 'name = "gpu2"\nhost = "gpu2.internal"')
-      .replace('name = "gpu3"\nhost = "gpu3.internal"\nuser = "dev"', 'name = "gpu3"\nhost = "gpu3.internal"\nuser = "ops"') +
+    const next =
+      base
+        .replace('host = "laptop"\ntoken = "tok-lap"', 'host = "laptop"\ntoken = "tok-lap-2"')
+        .replace('[[collector]]\nhost = "build1"\ntoken = "tok-b1"\n', '')
+        .replace('name = "wall"\ntoken = "tok-wall"\nrole = "viewer"', 'name = "wall"\ntoken = "tok-wall"\nrole = "operator"')
+        .replace('name = "gpu1"\nhost = "gpu1.internal"', 'name = "gpu2"\nhost = "gpu2.internal"')
+        .replace('name = "gpu3"\nhost = "gpu3.internal"\nuser = "dev"', 'name = "gpu3"\nhost = "gpu3.internal"\nuser = "ops"') +
       '[[client]]\nname = "bob"\ntoken = "tok-bob"\nrole = "viewer"\n[[client]]\nname = "carol"\ntoken = "tok-carol"\nrole = "viewer"\n';
     const d = diffHubConfig(parse(base), parse(next));
     expect(d.clients).toEqual({ added: ['bob', 'carol'], removed: [], tokenChanged: [], roleChanged: ['wall'] });

@@ -55,7 +55,8 @@ describe('the hub pid file', () => {
 });
 
 describe('listedTokenFile', () => {
-  const text = '[[collector]]\nhost = "b1"\ntoken_file = "tokens/b1"\n[[collector]]\nhost = "b2"\ntoken = "t"\n[[client]]\nname = "b1"\ntoken_file = "/abs/ann"\nrole = "viewer"\n';
+  const text =
+    '[[collector]]\nhost = "b1"\ntoken_file = "tokens/b1"\n[[collector]]\nhost = "b2"\ntoken = "t"\n[[client]]\nname = "b1"\ntoken_file = "/abs/ann"\nrole = "viewer"\n';
   it('resolves relative files against the config folder, as the hub does', () => {
     expect(listedTokenFile('/etc/tma/hub.toml', text, 'collector', 'b1')).toBe('/etc/tma/tokens/b1');
     expect(listedTokenFile('/etc/tma/hub.toml', text, 'client', 'b1')).toBe('/abs/ann');

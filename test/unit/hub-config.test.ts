@@ -19,7 +19,14 @@ const err = (text: string, read = noFiles) => {
 describe('hub.toml', () => {
   it('defaults: loopback listen, three heartbeats to stale, a day to lost, nobody allowed', () => {
     const c = parse('');
-    expect(c).toEqual({ listen: { host: '127.0.0.1', port: 7480 }, staleAfterMs: null, lostAfterMs: DEFAULT_LOST_AFTER_MS, collectors: [], clients: [], ssh: [] });
+    expect(c).toEqual({
+      listen: { host: '127.0.0.1', port: 7480 },
+      staleAfterMs: null,
+      lostAfterMs: DEFAULT_LOST_AFTER_MS,
+      collectors: [],
+      clients: [],
+      ssh: [],
+    });
     expect(staleAfterDefault()).toBe(3 * HEARTBEAT_MS);
     expect(staleAfterDefault(200)).toBe(600);
   });
@@ -48,7 +55,9 @@ known_hosts = "/kh"
     expect(c.lostAfterMs).toBe(3_600_000);
     expect(c.collectors).toEqual([{ host: 'build1', token: 'tok-b1' }]);
     expect(c.clients).toEqual([{ name: 'alice', token: 'tok-a', role: 'operator' }]);
-    expect(c.ssh).toEqual([{ name: 'gpu1', host: 'gpu1.example', port: 22, user: 'me', identity: '/k', known_hosts: '/kh', command: 'tma collector --stdio --host-name gpu1' }]);
+    expect(c.ssh).toEqual([
+      { name: 'gpu1', host: 'gpu1.example', port: 22, user: 'me', identity: '/k', known_hosts: '/kh', command: 'tma collector --stdio --host-name gpu1' },
+    ]);
   });
 
   it('token_file is read relative to the config file and trimmed', () => {

@@ -19,7 +19,11 @@ describe('deploy/hub.example.toml', () => {
 
   it('loads with every example switched on: an ntfy, a webhook and a command sink, public_url, [metrics]', () => {
     const c = parseHubConfig('/etc/tma/hub.toml', switchedOn, anyFile);
-    expect(c.notify?.map((s) => [s.name, s.kind])).toEqual([['phone', 'ntfy'], ['ops', 'webhook'], ['log', 'command']]);
+    expect(c.notify?.map((s) => [s.name, s.kind])).toEqual([
+      ['phone', 'ntfy'],
+      ['ops', 'webhook'],
+      ['log', 'command'],
+    ]);
     expect(c.publicUrl).toBe('https://fleet.example.lan');
     expect(c.metrics).toEqual({ perPane: true });
     expect(c.ssh.map((s) => s.name)).toEqual(['gpu1']);

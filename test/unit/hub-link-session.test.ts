@@ -33,8 +33,15 @@ beforeEach(() => {
   peer.onMessage((t) => got.push(JSON.parse(t) as Record<string, unknown>));
   peer.onClose((r) => (closedWith = r));
   session = new LinkSession({
-    link: hubEnd, store, metrics, logger: pino({ level: 'silent' }), transport: 'local', boundHost: 'b1',
-    heartbeatMs: HB, deadAfterMs: DEAD, clock: () => Date.now(),
+    link: hubEnd,
+    store,
+    metrics,
+    logger: pino({ level: 'silent' }),
+    transport: 'local',
+    boundHost: 'b1',
+    heartbeatMs: HB,
+    deadAfterMs: DEAD,
+    clock: () => Date.now(),
   });
 });
 
@@ -107,8 +114,13 @@ describe('link session', () => {
 
   describe('a split snapshot that loses a part is never committed as the whole', () => {
     const S2 = '/tmp/tmux-1000/other';
-    const part = (complete: boolean, server: string, rows: unknown[]) =>
-      ({ type: 'snapshot', epoch: EPOCH_A, seq: 7, complete, servers: [{ server, incarnation: 'i', rows }] });
+    const part = (complete: boolean, server: string, rows: unknown[]) => ({
+      type: 'snapshot',
+      epoch: EPOCH_A,
+      seq: 7,
+      complete,
+      servers: [{ server, incarnation: 'i', rows }],
+    });
     const titled = { ...protoRow({ pane: '%2' }), title: 'secret' };
     const hosts = () => store.hostStatuses()[0]!;
 
@@ -148,7 +160,18 @@ describe('link session', () => {
 
   it('resolves act results by id, and times out at the deadline', async () => {
     await open();
-    const act = { type: 'act' as const, id: 'a1', action: 'approve', server: SERVER, pane: '%1', expect_episode_ms: null, expect_permission_request: null, slot: 's1', principal: 'alice', deadline_ms: 0 };
+    const act = {
+      type: 'act' as const,
+      id: 'a1',
+      action: 'approve',
+      server: SERVER,
+      pane: '%1',
+      expect_episode_ms: null,
+      expect_permission_request: null,
+      slot: 's1',
+      principal: 'alice',
+      deadline_ms: 0,
+    };
     const p = session.request(act, 1000);
     await flush();
     expect(got.at(-1)).toEqual(act);
@@ -173,7 +196,18 @@ describe('link session', () => {
 
   it('pending acts fail when the link closes', async () => {
     await open();
-    const act = { type: 'act' as const, id: 'a1', action: 'approve', server: SERVER, pane: '%1', expect_episode_ms: null, expect_permission_request: null, slot: 's1', principal: 'alice', deadline_ms: 0 };
+    const act = {
+      type: 'act' as const,
+      id: 'a1',
+      action: 'approve',
+      server: SERVER,
+      pane: '%1',
+      expect_episode_ms: null,
+      expect_permission_request: null,
+      slot: 's1',
+      principal: 'alice',
+      deadline_ms: 0,
+    };
     const p = session.request(act, 10_000).catch((e: unknown) => e);
     peer.close('bye');
     expect(await p).toBeInstanceOf(LinkClosedError);

@@ -10,7 +10,7 @@ import type { FrameLink } from '../../shared/link.js';
 const EPOCH = '0123456789abcdef0123456789abcdef';
 const HB = 100;
 
-describe('the hub\'s embedded collector link', () => {
+describe("the hub's embedded collector link", () => {
   let store: FleetStore;
   let sessions: LinkSession[];
   let pub: Publisher;
@@ -23,8 +23,15 @@ describe('the hub\'s embedded collector link', () => {
     const hub = {
       attachLink(link: FrameLink, o: { transport: 'local' | 'ws' | 'ssh'; host: string }) {
         const s = new LinkSession({
-          link, store, metrics: new HubMetrics(), logger: pino({ level: 'silent' }), transport: o.transport, boundHost: o.host,
-          heartbeatMs: HB, deadAfterMs: 3 * HB, clock: () => Date.now(),
+          link,
+          store,
+          metrics: new HubMetrics(),
+          logger: pino({ level: 'silent' }),
+          transport: o.transport,
+          boundHost: o.host,
+          heartbeatMs: HB,
+          deadAfterMs: 3 * HB,
+          clock: () => Date.now(),
         });
         sessions.push(s);
         return s;

@@ -14,7 +14,7 @@ function someParts(total: number): Buffer[] {
   const parts: Buffer[] = [];
   let n = 0;
   let seed = 7;
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+  const rnd = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
   while (n < total) {
     const b = Buffer.alloc(200 + Math.floor(rnd() * 40_000));
     for (let i = 0; i < b.length; i += 97) b[i] = Math.floor(rnd() * 256);

@@ -16,7 +16,6 @@ vi.mock('../../hub/store/pieces.js', async (original) => {
 });
 const built = vi.mocked(pieces.buildPieces);
 
-
 /** A store of `n` hosts with 4 rows each, and a function that changes one row of a random host. */
 function fleet(n: number, clock: () => number) {
   const store = new FleetStore({ clock });

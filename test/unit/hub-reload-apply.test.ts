@@ -4,8 +4,7 @@ import { parseHubConfig, type HubConfig } from '../../hub/config/config.js';
 import { applyReload, reloadOnSignal, type ReloadTarget } from '../../hub/config/reload.js';
 
 const parse = (text: string): HubConfig => parseHubConfig('/etc/tma/hub.toml', text, () => '');
-const ssh = (name: string, user = 'dev') =>
-  `[[ssh]]\nname = "${name}"\nhost = "${name}.internal"\nuser = "${user}"\nidentity = "/k"\nknown_hosts = "/kh"\n`;
+const ssh = (name: string, user = 'dev') => `[[ssh]]\nname = "${name}"\nhost = "${name}.internal"\nuser = "${user}"\nidentity = "/k"\nknown_hosts = "/kh"\n`;
 
 /** A running hub reduced to a journal of what the reload asked of it. */
 function fakeHub(config: HubConfig): { target: ReloadTarget; calls: string[] } {
@@ -30,13 +29,16 @@ describe('applyReload', () => {
   const before = parse(
     '[[collector]]\nhost = "a"\ntoken = "ta"\n[[collector]]\nhost = "b"\ntoken = "tb"\n' +
       '[[client]]\nname = "vic"\ntoken = "tv"\nrole = "viewer"\n[[client]]\nname = "olga"\ntoken = "to"\nrole = "operator"\n' +
-      ssh('gpu1') + ssh('gpu3'),
+      ssh('gpu1') +
+      ssh('gpu3'),
   );
 
   it('swaps credentials first, then ends what they no longer cover, then redials ssh; untouched parts get no call', async () => {
     const next = parse(
       '[[collector]]\nhost = "b"\ntoken = "tb2"\n[[collector]]\nhost = "c"\ntoken = "tc"\n' +
-        '[[client]]\nname = "olga"\ntoken = "to"\nrole = "viewer"\n' + ssh('gpu2') + ssh('gpu3', 'ops') +
+        '[[client]]\nname = "olga"\ntoken = "to"\nrole = "viewer"\n' +
+        ssh('gpu2') +
+        ssh('gpu3', 'ops') +
         '[[notify]]\nname = "ops"\nkind = "webhook"\nurl = "http://127.0.0.1:9/hook"\n',
     );
     const { target, calls } = fakeHub(before);
@@ -72,8 +74,11 @@ describe('reloadOnSignal', () => {
   const fake = () => {
     const lines: string[] = [];
     const reloaded: HubConfig[] = [];
-    const logger = { info: (m: unknown) => lines.push(`info ${String(m)}`), warn: (m: unknown) => lines.push(`warn ${String(m)}`),
-      error: (_o: unknown, m: unknown) => lines.push(`error ${String(m)}`) } as unknown as Logger;
+    const logger = {
+      info: (m: unknown) => lines.push(`info ${String(m)}`),
+      warn: (m: unknown) => lines.push(`warn ${String(m)}`),
+      error: (_o: unknown, m: unknown) => lines.push(`error ${String(m)}`),
+    } as unknown as Logger;
     return { lines, reloaded, hub: { logger, reload: async (c: HubConfig) => (reloaded.push(c), { diff: null as never, summary: '' }) } };
   };
 

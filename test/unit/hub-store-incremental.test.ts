@@ -15,7 +15,7 @@ const STATES: State[] = ['blocked', 'working', 'idle', 'unknown'];
 /** A small deterministic generator, so a failure replays. */
 function rng(seed: number) {
   let x = seed;
-  return () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
 function fleet(hosts: string[]) {

@@ -13,7 +13,12 @@ describe('fleet store text', () => {
     const reversed = Object.fromEntries(Object.entries(base).reverse());
     const { prompt_id: _gone, ...withoutPrompt } = base;
     const variants: Record<string, unknown>[] = [
-      base, reversed, withoutPrompt, { ...base, prompt_id: undefined }, { ...base, newer_key: 1 }, { ...base, detail: 'é"\\\n' },
+      base,
+      reversed,
+      withoutPrompt,
+      { ...base, prompt_id: undefined },
+      { ...base, newer_key: 1 },
+      { ...base, detail: 'é"\\\n' },
     ];
     for (const v of variants) {
       const row = v as unknown as ProtocolRow;

@@ -14,7 +14,9 @@ function setup(now = { t: 1000 }) {
 
 function snap(seq: number, rows = [protoRow()], o: { epoch?: string; complete?: boolean; server?: string; incarnation?: string } = {}) {
   return {
-    epoch: o.epoch ?? EPOCH_A, seq, complete: o.complete ?? true,
+    epoch: o.epoch ?? EPOCH_A,
+    seq,
+    complete: o.complete ?? true,
     servers: [{ server: o.server ?? SERVER, incarnation: o.incarnation ?? 'inc1', rows }],
   };
 }
@@ -26,7 +28,7 @@ function delta(seq: number, upserts = [protoRow()], removals: string[] = [], o: 
 const panes = (s: FleetStore) => s.rows().map((r) => `${r.host}/${r.pane}/${r.state}`);
 
 describe('fleet store: snapshots', () => {
-  it('replaces a host\'s rows only when the snapshot completes', () => {
+  it("replaces a host's rows only when the snapshot completes", () => {
     const { store, owner } = setup();
     store.hello('b1', HELLO, owner);
     expect(store.applySnapshot('b1', owner, snap(3, [protoRow({ pane: '%1' })]))).toEqual({ ok: true, applied: true });
@@ -164,7 +166,22 @@ describe('fleet store: dead links, lost hosts, forget', () => {
     const { store } = setup();
     store.declare('quiet', 'ssh');
     expect(store.hostStatuses()).toEqual([
-      { host: 'quiet', transport: 'ssh', reachable: false, stale: true, last_seen_ms: null, reason: null, collector_version: null, servers: [], actions_allowed: [], schema: 1, last_refusal: null, clock_offset_ms: null, actions_by_agent: null, shares_prompt: null },
+      {
+        host: 'quiet',
+        transport: 'ssh',
+        reachable: false,
+        stale: true,
+        last_seen_ms: null,
+        reason: null,
+        collector_version: null,
+        servers: [],
+        actions_allowed: [],
+        schema: 1,
+        last_refusal: null,
+        clock_offset_ms: null,
+        actions_by_agent: null,
+        shares_prompt: null,
+      },
     ]);
   });
 });

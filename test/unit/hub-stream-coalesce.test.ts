@@ -19,10 +19,13 @@ function fakeStore() {
     // Every change names a host, so a documents reader is sent the document again.
     takeChanges: () => ({ rows: [], hosts: ['h'] }),
   };
-  return { store: store as unknown as FleetStore, change: () => {
-    version++;
-    listeners.forEach((cb) => cb());
-  } };
+  return {
+    store: store as unknown as FleetStore,
+    change: () => {
+      version++;
+      listeners.forEach((cb) => cb());
+    },
+  };
 }
 
 describe('stream coalescing', () => {

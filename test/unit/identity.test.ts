@@ -98,11 +98,7 @@ describe('identify: Codex with its detached app-server daemon', () => {
 
 describe('identify: observed agents', () => {
   it('claims a claude pane by process name, preferring the group leader', () => {
-    const procs = [
-      proc(PANE, 1, 'zsh', PANE, 600),
-      proc(400, PANE, 'claude', 600),
-      proc(600, PANE, '.claude-wrapped', 600),
-    ];
+    const procs = [proc(PANE, 1, 'zsh', PANE, 600), proc(400, PANE, 'claude', 600), proc(600, PANE, '.claude-wrapped', 600)];
     const id = agentOf(identify(input({ paneCurrentCommand: 'claude', procs })));
     expect(id.manifest.name).toBe('claude');
     expect(id.pid).toBe(600);
@@ -179,10 +175,7 @@ describe('identify: observed agents', () => {
 });
 
 describe('identify: foreground test', () => {
-  const claudeProcs = (rootTpgid: number | null) => [
-    proc(PANE, 1, 'zsh', PANE, rootTpgid),
-    proc(600, PANE, 'claude', 600),
-  ];
+  const claudeProcs = (rootTpgid: number | null) => [proc(PANE, 1, 'zsh', PANE, rootTpgid), proc(600, PANE, 'claude', 600)];
 
   it('is true when the pane command is the agent and the terminal foreground is its group', () => {
     expect(agentOf(identify(input({ paneCurrentCommand: 'claude', procs: claudeProcs(600) }))).foregroundIsAgent).toBe(true);
@@ -233,11 +226,7 @@ describe('identify: foreground test', () => {
   });
 
   it('is true for node-hosted CLIs under a launcher script (sh -> node -> native binary)', () => {
-    const codex = [
-      proc(PANE, 1, 'sh', PANE, PANE),
-      proc(610, PANE, 'node', PANE, PANE),
-      proc(611, 610, 'codex', PANE, PANE),
-    ];
+    const codex = [proc(PANE, 1, 'sh', PANE, PANE), proc(610, PANE, 'node', PANE, PANE), proc(611, 610, 'codex', PANE, PANE)];
     const id = agentOf(identify(input({ paneCurrentCommand: 'sh', procs: codex })));
     expect(id.manifest.name).toBe('codex');
     expect(id.foregroundIsAgent).toBe(true);

@@ -94,7 +94,18 @@ describe('boundary checkers', () => {
 
   it('flag I/O modules and non-core folders imported by the core, not core or shared ones', () => {
     const f = fake('collector/core');
-    for (const bad of ['node:fs', 'fs', 'node:child_process', 'node:net', 'node:os', 'execa', 'ws', '../tmux/runner.js', '../engine/cycle.js', '../fleet/ring.js']) {
+    for (const bad of [
+      'node:fs',
+      'fs',
+      'node:child_process',
+      'node:net',
+      'node:os',
+      'execa',
+      'ws',
+      '../tmux/runner.js',
+      '../engine/cycle.js',
+      '../fleet/ring.js',
+    ]) {
       expect(coreImportOffences(f, `import x from '${bad}';`)).toEqual([bad]);
     }
     expect(coreImportOffences(f, "import { a } from './fold.js';\nimport { t } from '../../shared/tokens.js';\nimport { z } from 'zod';")).toEqual([]);
@@ -153,9 +164,7 @@ describe('import boundaries of the repository', () => {
   });
 
   it('nothing outside collector/tmux/, test/ and bench/ starts tmux', () => {
-    const files = ['cli', 'collector', 'hub', 'shared']
-      .flatMap((d) => tsFiles(join(ROOT, d)))
-      .filter((f) => !under(rel(f), 'collector/tmux'));
+    const files = ['cli', 'collector', 'hub', 'shared'].flatMap((d) => tsFiles(join(ROOT, d))).filter((f) => !under(rel(f), 'collector/tmux'));
     expect(files.some((f) => under(rel(f), 'cli/fleet'))).toBe(true);
     const blind = files.filter((f) => tmuxSpawnOffences(`${read(f)}\nspawn('tmux', []);\n`).length === 0);
     expect(blind.map(rel)).toEqual([]);

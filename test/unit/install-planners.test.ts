@@ -26,7 +26,7 @@ describe('JSON documents', () => {
 });
 
 describe('nested JSON hooks (claude)', () => {
-  it('adds only our entries, after the user\'s, and a second run changes nothing', () => {
+  it("adds only our entries, after the user's, and a second run changes nothing", () => {
     const once = planInstall(USER, nested);
     const diff = unifiedDiff(USER, once);
     const changed = diff.split('\n').filter((l) => /^ {2}[-+]/.test(l));
@@ -51,8 +51,14 @@ describe('nested JSON hooks (claude)', () => {
   it('classifies current, stale and absent events', () => {
     const once = planInstall(USER, { ...nested, events: ['Stop'] });
     const hand = once.replace(`${REF} claude Stop`, '/elsewhere/tma-hook claude Stop');
-    expect([...eventStates(hand, nested)]).toEqual([['Stop', 'stale'], ['Notification', 'absent']]);
-    expect([...eventStates(once, nested)]).toEqual([['Stop', 'current'], ['Notification', 'absent']]);
+    expect([...eventStates(hand, nested)]).toEqual([
+      ['Stop', 'stale'],
+      ['Notification', 'absent'],
+    ]);
+    expect([...eventStates(once, nested)]).toEqual([
+      ['Stop', 'current'],
+      ['Notification', 'absent'],
+    ]);
   });
   it('knows ours by the wrapper name, in any directory', () => {
     expect(isOurCommand('/a b/tma-hook claude Stop', 'claude', 'Stop')).toBe(true);
@@ -135,7 +141,7 @@ describe('key bindings in tmux.conf', () => {
 });
 
 describe('status-line context shim', () => {
-  it('wraps the user\'s command, re-wraps idempotently, and unwraps to the original bytes', async () => {
+  it("wraps the user's command, re-wraps idempotently, and unwraps to the original bytes", async () => {
     const { planShimInstall, planShimRemove, shimState } = await import('../../collector/install/statusline.js');
     const user = '{\n  "statusLine": {\n    "type": "command",\n    "command": "~/bin/my-line",\n    "padding": 0\n  }\n}\n';
     const once = planShimInstall(user, 'claude', '/opt/tma/bin/tma.js');

@@ -7,7 +7,12 @@ const V = `1790000035000:${N}:4242:approve`;
 describe('lock argv', () => {
   test('acquire writes the value only when the option is empty or its leading digits are below now', () => {
     expect(renderLockAcquire('%3', V, 1_790_000_000_000)).toEqual([
-      'set-option', '-p', '-F', '-t', '%3', '@agent_action',
+      'set-option',
+      '-p',
+      '-F',
+      '-t',
+      '%3',
+      '@agent_action',
       `#{?#{||:#{==:#{@agent_action},},#{e|<:#{s/[^0-9].*//:@agent_action},1790000000000}},${V},#{@agent_action}}`,
     ]);
   });
@@ -21,14 +26,18 @@ describe('lock argv', () => {
   });
 
   test('release empties the option only when it carries the nonce', () => {
-    expect(renderLockRelease('%3', N)).toEqual([
-      'set-option', '-p', '-F', '-t', '%3', '@agent_action', `#{?#{m:*:${N}:*,#{@agent_action}},,#{@agent_action}}`,
-    ]);
+    expect(renderLockRelease('%3', N)).toEqual(['set-option', '-p', '-F', '-t', '%3', '@agent_action', `#{?#{m:*:${N}:*,#{@agent_action}},,#{@agent_action}}`]);
   });
 
   test('rewrite (supervisor hand-over) is nonce-conditional too', () => {
     expect(renderLockRewrite('%3', N, V)).toEqual([
-      'set-option', '-p', '-F', '-t', '%3', '@agent_action', `#{?#{m:*:${N}:*,#{@agent_action}},${V},#{@agent_action}}`,
+      'set-option',
+      '-p',
+      '-F',
+      '-t',
+      '%3',
+      '@agent_action',
+      `#{?#{m:*:${N}:*,#{@agent_action}},${V},#{@agent_action}}`,
     ]);
   });
 

@@ -18,9 +18,7 @@ function region(r: Region): string {
 
 /** A compact rendering of a rule: state/detail priority region. */
 function shape(m: AgentManifest): string[] {
-  return m.rules.map(
-    (r) => `r${r.index} ${r.state}${r.detail ? '/' + r.detail : ''} p${r.priority} ${region(r.region)}${r.skipStateUpdate ? ' skip' : ''}`,
-  );
+  return m.rules.map((r) => `r${r.index} ${r.state}${r.detail ? '/' + r.detail : ''} p${r.priority} ${region(r.region)}${r.skipStateUpdate ? ' skip' : ''}`);
 }
 
 function matcherText(m: Matcher): string {
@@ -121,17 +119,8 @@ describe('bundled agent manifests', () => {
     expect(m.identity.processNames).toEqual(['opencode.exe', 'opencode']);
     expect(m.capture.visible).toEqual(['blocked', 'working']);
     expect(m.telemetry.context).toBeNull();
-    expect(hooks(m)).toEqual([
-      'session-start start',
-      'user-prompt-submit working',
-      'stop idle turn_end',
-      'permission-required blocked/permission',
-    ]);
-    expect(shape(m)).toEqual([
-      'r0 blocked/permission p100 tail_lines(24)',
-      'r1 working p60 visible',
-      'r2 idle p40 visible',
-    ]);
+    expect(hooks(m)).toEqual(['session-start start', 'user-prompt-submit working', 'stop idle turn_end', 'permission-required blocked/permission']);
+    expect(shape(m)).toEqual(['r0 blocked/permission p100 tail_lines(24)', 'r1 working p60 visible', 'r2 idle p40 visible']);
     expect(m.rules.map((r) => matcherText(r.match))).toEqual([
       'all[contains(Permission required), contains(Allow once), contains(Reject)]',
       'contains(esc interrupt)',
@@ -158,12 +147,7 @@ describe('bundled agent manifests', () => {
       'AfterAgent idle turn_end',
       'Notification ~ToolPermission blocked/permission',
     ]);
-    expect(shape(m)).toEqual([
-      'r0 blocked/permission p100 visible',
-      'r1 working p10 visible',
-      'r2 idle p5 tail_lines(8)',
-      'r3 idle p5 tail_lines(8)',
-    ]);
+    expect(shape(m)).toEqual(['r0 blocked/permission p100 visible', 'r1 working p10 visible', 'r2 idle p5 tail_lines(8)', 'r3 idle p5 tail_lines(8)']);
     expect(m.rules.map((r) => matcherText(r.match))).toEqual([
       'all[contains(Allow execution of), contains(Allow once)]',
       'contains(esc to cancel)',

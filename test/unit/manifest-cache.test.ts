@@ -29,10 +29,7 @@ describe('the validated-manifest cache', () => {
 
     // A user manifest appears: a different key, the new agent is there, the old entry is gone.
     mkdirSync(join(cfg, 'tma', 'agents'), { recursive: true });
-    writeFileSync(
-      join(cfg, 'tma', 'agents', 'aider.toml'),
-      'min_engine_version = "0.4.0"\n[identity]\nprocess_names = ["aider"]\n[capture]\nvisible = []\n',
-    );
+    writeFileSync(join(cfg, 'tma', 'agents', 'aider.toml'), 'min_engine_version = "0.4.0"\n[identity]\nprocess_names = ["aider"]\n[capture]\nvisible = []\n');
     const third = await loadAgentManifestsCached({ env });
     expect(third.manifests.map((m) => m.name)).toContain('aider');
     expect(readdirSync(join(root, 'cache', 'tma'))).toHaveLength(1);

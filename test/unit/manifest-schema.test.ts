@@ -75,9 +75,7 @@ match = { contains = "busy" }
   });
 
   it('requires min_engine_version, [identity] and [capture]', () => {
-    expect(failure(BASE.replace('min_engine_version = "0.4.0"', '')).message).toBe(
-      `${PATH}: min_engine_version: missing required key`,
-    );
+    expect(failure(BASE.replace('min_engine_version = "0.4.0"', '')).message).toBe(`${PATH}: min_engine_version: missing required key`);
     expect(failure(BASE.replace('[identity]\nprocess_names = ["foo"]', '')).key).toBe('identity');
     expect(failure(BASE.replace('[capture]', '')).key).toBe('capture');
   });
@@ -127,9 +125,7 @@ describe('regexes compile at load', () => {
   });
 
   it('a bad line_regex names its key', () => {
-    expect(failure(rule('state = "idle"\nregion = "title"\nmatch = { line_regex = "[a" }')).key).toBe(
-      'rules[0].match.line_regex',
-    );
+    expect(failure(rule('state = "idle"\nregion = "title"\nmatch = { line_regex = "[a" }')).key).toBe('rules[0].match.line_regex');
   });
 
   it('a bad title pattern names its index', () => {
@@ -162,12 +158,9 @@ describe('regions', () => {
     expect(parse(withRegion(text)).rules[0]?.region).toEqual(region);
   });
 
-  it.each(['tail_lines()', 'tail_lines( )', 'tail_lines(-1)', 'tail_lines(1.5)', 'tail_lines(3', 'Title', 'screen'])(
-    'refuses %s',
-    (text) => {
-      expect(failure(withRegion(text)).key).toBe('rules[0].region');
-    },
-  );
+  it.each(['tail_lines()', 'tail_lines( )', 'tail_lines(-1)', 'tail_lines(1.5)', 'tail_lines(3', 'Title', 'screen'])('refuses %s', (text) => {
+    expect(failure(withRegion(text)).key).toBe('rules[0].region');
+  });
 });
 
 describe('matches', () => {
@@ -192,9 +185,7 @@ describe('matches', () => {
   });
 
   it('priority must be an integer', () => {
-    expect(failure(rule('state = "idle"\npriority = 1.5\nregion = "title"\nmatch = { contains = "x" }')).key).toBe(
-      'rules[0].priority',
-    );
+    expect(failure(rule('state = "idle"\npriority = 1.5\nregion = "title"\nmatch = { contains = "x" }')).key).toBe('rules[0].priority');
     expect(parse(rule('state = "idle"\npriority = -3\nregion = "title"\nmatch = { contains = "x" }')).rules[0]?.priority).toBe(-3);
   });
 

@@ -35,11 +35,7 @@ describe('loadManifestSet', () => {
   });
 
   it('a user file shadows the bundled one in its slot; new names are appended by file name', () => {
-    const user = [
-      manifest('/u/zeta.toml', 'zeta'),
-      manifest('/u/codex.toml', 'my-codex'),
-      manifest('/u/alpha.toml', 'alpha'),
-    ];
+    const user = [manifest('/u/zeta.toml', 'zeta'), manifest('/u/codex.toml', 'my-codex'), manifest('/u/alpha.toml', 'alpha')];
     const set = loadManifestSet(BUNDLED, user);
     expect(set.manifests.map((m) => m.name)).toEqual(['claude', 'opencode', 'codex', 'gemini', 'cursor', 'pi', 'alpha', 'zeta']);
     const codex = set.manifests[2];
@@ -56,11 +52,15 @@ describe('loadManifestSet', () => {
   });
 
   it('loads a user manifest whose rules read tail_lines( 5 ) and tail_lines(0) instead of dropping it', () => {
-    const rules = '[[rules]]\nstate = "idle"\nregion = "tail_lines( 5 )"\nmatch = { contains = "> " }\n'
-      + '[[rules]]\nstate = "working"\nregion = "tail_lines(0)"\nmatch = { contains = "x" }\n';
+    const rules =
+      '[[rules]]\nstate = "idle"\nregion = "tail_lines( 5 )"\nmatch = { contains = "> " }\n' +
+      '[[rules]]\nstate = "working"\nregion = "tail_lines(0)"\nmatch = { contains = "x" }\n';
     const set = loadManifestSet([], [manifest('/u/aider.toml', 'aider', rules)]);
     expect(set.issues).toEqual([]);
-    expect(set.manifests[0]?.rules.map((r) => r.region)).toEqual([{ kind: 'tail_lines', n: 5 }, { kind: 'tail_lines', n: 0 }]);
+    expect(set.manifests[0]?.rules.map((r) => r.region)).toEqual([
+      { kind: 'tail_lines', n: 5 },
+      { kind: 'tail_lines', n: 0 },
+    ]);
   });
 
   it('reports a user manifest without process_names instead of loading one that can never match', () => {
@@ -94,7 +94,10 @@ describe('applyAgentConfig', () => {
   const set = loadManifestSet(BUNDLED, []);
 
   it('enabled = false drops the agent; enabled = true keeps it', () => {
-    const out = applyAgentConfig(set, [{ name: 'codex', enabled: false }, { name: 'pi', enabled: true }]);
+    const out = applyAgentConfig(set, [
+      { name: 'codex', enabled: false },
+      { name: 'pi', enabled: true },
+    ]);
     expect(out.manifests.map((m) => m.name)).toEqual(['claude', 'opencode', 'gemini', 'cursor', 'pi']);
   });
 

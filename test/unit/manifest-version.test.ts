@@ -9,12 +9,9 @@ describe('parseVersion', () => {
     expect(parseVersion('0.10.07')).toEqual([0, 10, 7]);
   });
 
-  it.each(['', '1.', '.1', '1..2', '1.2.3.4', 'v1', '1.a', ' 1', '1 ', '-1', '+1', '1.2.3-rc1', '1e3', '0x1', '99999999999999999999'])(
-    'refuses %j',
-    (text) => {
-      expect(() => parseVersion(text)).toThrow(/invalid version/);
-    },
-  );
+  it.each(['', '1.', '.1', '1..2', '1.2.3.4', 'v1', '1.a', ' 1', '1 ', '-1', '+1', '1.2.3-rc1', '1e3', '0x1', '99999999999999999999'])('refuses %j', (text) => {
+    expect(() => parseVersion(text)).toThrow(/invalid version/);
+  });
 });
 
 describe('compareVersions', () => {

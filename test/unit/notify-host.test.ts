@@ -10,8 +10,20 @@ import { sampleRow } from './row-keys.test.js';
 
 function stamp(over: Partial<StampedState> = {}): StampedState {
   return {
-    state: 'blocked', detail: 'permission', source: 'capture', evidenceAt: 1000, since: 1000, stampedAt: 1000, attention: true,
-    notifiedAt: null, turnAt: 0, hash: null, pid: 42, session: null, subagents: [], ...over,
+    state: 'blocked',
+    detail: 'permission',
+    source: 'capture',
+    evidenceAt: 1000,
+    since: 1000,
+    stampedAt: 1000,
+    attention: true,
+    notifiedAt: null,
+    turnAt: 0,
+    hash: null,
+    pid: 42,
+    session: null,
+    subagents: [],
+    ...over,
   };
 }
 

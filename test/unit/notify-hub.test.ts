@@ -23,10 +23,14 @@ const base = 'listen = "127.0.0.1:7480"\n';
 
 describe('hub.toml [[notify]]', () => {
   it('settles sinks with defaults and reads a webhook secret from a file', () => {
-    const c = parseHubConfig('/etc/tma/hub.toml', `${base}[[notify]]\nname = "phone"\nkind = "ntfy"\nurl = "http://ntfy.internal/agents"\non = ["blocked", "done"]\n[[notify]]\nname = "ops"\nkind = "webhook"\nurl = "http://127.0.0.1:9000/tma"\nsecret_file = "webhook.secret"\nhosts = ["build1"]\n[[notify]]\nname = "script"\nkind = "command"\ncommand = "cat"\n`, (p) => {
-      expect(p).toBe('/etc/tma/webhook.secret');
-      return 'k3y\n';
-    });
+    const c = parseHubConfig(
+      '/etc/tma/hub.toml',
+      `${base}[[notify]]\nname = "phone"\nkind = "ntfy"\nurl = "http://ntfy.internal/agents"\non = ["blocked", "done"]\n[[notify]]\nname = "ops"\nkind = "webhook"\nurl = "http://127.0.0.1:9000/tma"\nsecret_file = "webhook.secret"\nhosts = ["build1"]\n[[notify]]\nname = "script"\nkind = "command"\ncommand = "cat"\n`,
+      (p) => {
+        expect(p).toBe('/etc/tma/webhook.secret');
+        return 'k3y\n';
+      },
+    );
     expect(c.notify).toEqual([
       { name: 'phone', kind: 'ntfy', url: 'http://ntfy.internal/agents', command: null, secret: null, on: ['blocked', 'done'], hosts: null, pageUrl: null },
       { name: 'ops', kind: 'webhook', url: 'http://127.0.0.1:9000/tma', command: null, secret: 'k3y', on: ['blocked'], hosts: ['build1'], pageUrl: null },
@@ -50,8 +54,21 @@ describe('hub.toml [[notify]]', () => {
 
 function ev(over: Partial<FleetNotification> = {}): FleetNotification {
   return {
-    trigger: 'blocked', server: '/s', pane: '%1', agent: 'claude', episode_ms: 10, at: 11, state: 'blocked', detail: null,
-    locator: 'm:0.0', repo: null, branch: null, context_pct: null, pending_tool: null, pending_summary: null, ...over,
+    trigger: 'blocked',
+    server: '/s',
+    pane: '%1',
+    agent: 'claude',
+    episode_ms: 10,
+    at: 11,
+    state: 'blocked',
+    detail: null,
+    locator: 'm:0.0',
+    repo: null,
+    branch: null,
+    context_pct: null,
+    pending_tool: null,
+    pending_summary: null,
+    ...over,
   };
 }
 
@@ -76,7 +93,11 @@ describe('journal', () => {
     ]);
     k.close();
     // Reopening compacted the file: no torn line left, one accept per entry.
-    expect(readFileSync(path, 'utf8').split('\n').filter((l) => l.includes('"accept"'))).toHaveLength(2);
+    expect(
+      readFileSync(path, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"accept"')),
+    ).toHaveLength(2);
   });
   it('forgets the oldest finished entries past its size, never unfinished ones', () => {
     const j = new NotifyJournal(null, 2);
@@ -99,7 +120,17 @@ describe('delivery rules', () => {
     expect(retryDelay(30, t, () => 0)).toBe(4000);
   });
   it('sinks take their triggers and hosts; resolved only where its blocked went, never ntfy', () => {
-    const sink = (over: Partial<NotifySinkConfig>): NotifySinkConfig => ({ name: 's', kind: 'webhook', url: 'http://x', command: null, secret: null, on: ['blocked'], hosts: null, pageUrl: null, ...over });
+    const sink = (over: Partial<NotifySinkConfig>): NotifySinkConfig => ({
+      name: 's',
+      kind: 'webhook',
+      url: 'http://x',
+      command: null,
+      secret: null,
+      on: ['blocked'],
+      hosts: null,
+      pageUrl: null,
+      ...over,
+    });
     expect(sinkWants(sink({}), { trigger: 'blocked', host: 'a' }, false)).toBe(true);
     expect(sinkWants(sink({}), { trigger: 'done', host: 'a' }, false)).toBe(false);
     expect(sinkWants(sink({ hosts: ['b'] }), { trigger: 'blocked', host: 'a' }, false)).toBe(false);
@@ -111,7 +142,9 @@ describe('delivery rules', () => {
     let fail = true;
     const calls: string[][] = [];
     const hub = new HubNotifier({
-      journalPath: null, logger: pino({ level: 'silent' }), context: { hubUrl: 'http://hub' },
+      journalPath: null,
+      logger: pino({ level: 'silent' }),
+      context: { hubUrl: 'http://hub' },
       sinks: [{ name: 's', kind: 'webhook', url: 'http://x', command: null, secret: null, on: ['blocked'], hosts: null, pageUrl: null }],
       timing: { groupMs: 10, retryBaseMs: 40, retryCapMs: 40 },
       deliver: async (_s, b) => {

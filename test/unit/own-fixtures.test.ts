@@ -16,7 +16,9 @@ import { EXPECTATIONS, STAND_INS, type FixtureExpectation } from '../fixtures/ex
 import { loadFixture, snapshotOf, type Fixture } from '../support/fixture-file.js';
 
 const DIR = fileURLToPath(new URL('../fixtures/', import.meta.url));
-const FILES = readdirSync(DIR).filter((n) => n.endsWith('.txt')).sort();
+const FILES = readdirSync(DIR)
+  .filter((n) => n.endsWith('.txt'))
+  .sort();
 const MANIFESTS = loadManifestSet(readManifestFiles(bundledManifestDir()), []).manifests;
 const AGENTS = MANIFESTS.map((m) => m.name);
 
@@ -39,8 +41,19 @@ function expectationOf(name: string): FixtureExpectation {
 /** A prior stamp as a capture-sourced publish at `at` would have left it. */
 function stamp(state: State, at: number, pid: number): StampedState {
   return {
-    state, detail: null, source: 'capture', evidenceAt: at, since: at, stampedAt: at, attention: false,
-    notifiedAt: null, turnAt: at, hash: null, pid, session: null, subagents: [],
+    state,
+    detail: null,
+    source: 'capture',
+    evidenceAt: at,
+    since: at,
+    stampedAt: at,
+    attention: false,
+    notifiedAt: null,
+    turnAt: at,
+    hash: null,
+    pid,
+    session: null,
+    subagents: [],
   };
 }
 
@@ -51,10 +64,7 @@ interface Run {
 }
 
 /** One poll over a screen: the capture is taken `offsetMs` after the header's time, folded 10 ms later. */
-function runScreen(
-  fx: Fixture,
-  opts: { visibleHeight?: number | undefined; prev?: StampedState | null; offsetMs?: number; screen?: string } = {},
-): Run {
+function runScreen(fx: Fixture, opts: { visibleHeight?: number | undefined; prev?: StampedState | null; offsetMs?: number; screen?: string } = {}): Run {
   const m = manifestOf(fx.agent);
   const snap = snapshotOf({ ...fx, screen: opts.screen ?? fx.screen }, { visibleHeight: opts.visibleHeight ?? null, offsetMs: opts.offsetMs ?? 0 });
   const evaluation = evaluate(m, snap);
@@ -185,7 +195,11 @@ describe('stand-in screens for the integration tests', () => {
       const s = STAND_INS[agent];
       expect(s, agent).toBeDefined();
       if (s === undefined) continue;
-      const roles: [string, string | undefined][] = [['idle', s.idle], ['working', s.working], ['blocked', s.blocked]];
+      const roles: [string, string | undefined][] = [
+        ['idle', s.idle],
+        ['working', s.working],
+        ['blocked', s.blocked],
+      ];
       for (const [role, file] of roles) {
         if (agent === 'pi' && role === 'blocked') {
           expect(file).toBeUndefined();
@@ -208,7 +222,11 @@ describe('stand-in screens for the integration tests', () => {
     expect(rows.length).toBe(24);
     for (const row of rows) expect([...stripAnsi(row)].length, JSON.stringify(stripAnsi(row))).toBeLessThanOrEqual(80);
     const patterns = manifestOf(fx.agent).identity.titlePatterns;
-    if (patterns.length > 0) expect(patterns.some((re) => re.test(stripAnsi(fx.title))), fx.title).toBe(true);
+    if (patterns.length > 0)
+      expect(
+        patterns.some((re) => re.test(stripAnsi(fx.title))),
+        fx.title,
+      ).toBe(true);
   });
 
   it('gemini, cursor and pi titles name the agent the way identity expects', () => {

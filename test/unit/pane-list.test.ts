@@ -18,7 +18,20 @@ describe('list-panes record', () => {
 
   it('parses fields; empty options are absent; scroll position empty is null', () => {
     const r = parsePaneLine(line({ 12: 'working' }));
-    expect(r).toMatchObject({ paneId: '%3', panePid: 4242, sessionName: 'work', windowIndex: 2, paneIndex: 1, currentCommand: 'claude', windowActivity: 1790000000, scrollPosition: null, height: 24, currentPath: '/src/api', windowSummary: 'idle:1', sessionSummary: 'idle:2' });
+    expect(r).toMatchObject({
+      paneId: '%3',
+      panePid: 4242,
+      sessionName: 'work',
+      windowIndex: 2,
+      paneIndex: 1,
+      currentCommand: 'claude',
+      windowActivity: 1790000000,
+      scrollPosition: null,
+      height: 24,
+      currentPath: '/src/api',
+      windowSummary: 'idle:1',
+      sessionSummary: 'idle:2',
+    });
     expect(r.options).toEqual({ '@agent_state': 'working' });
   });
 

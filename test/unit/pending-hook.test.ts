@@ -6,7 +6,9 @@ import { pendingFromPayload, pendingUpdate } from '../../collector/core/pending-
 
 describe('pendingFromPayload', () => {
   it('Claude PreToolUse: tool, input as JSON, one-line summary', () => {
-    const p = pendingFromPayload(JSON.stringify({ session_id: 's', tool_name: 'Bash', tool_input: { command: 'rm -rf build/.cache\necho done', description: 'x' } }));
+    const p = pendingFromPayload(
+      JSON.stringify({ session_id: 's', tool_name: 'Bash', tool_input: { command: 'rm -rf build/.cache\necho done', description: 'x' } }),
+    );
     expect(p).toEqual({
       tool: 'Bash',
       call: '{"command":"rm -rf build/.cache\\necho done","description":"x"}',

@@ -39,7 +39,11 @@ describe('subtree', () => {
   ];
 
   it('holds the root and every descendant, nothing else', () => {
-    expect(subtree(table, 100).map((p) => p.pid).sort()).toEqual([100, 200, 201]);
+    expect(
+      subtree(table, 100)
+        .map((p) => p.pid)
+        .sort(),
+    ).toEqual([100, 200, 201]);
   });
 
   it('is empty when the root is gone and nothing descends from it', () => {
@@ -48,7 +52,11 @@ describe('subtree', () => {
 
   it('terminates on ppid cycles and self-parents, listing each pid once', () => {
     const cyclic = [proc(0, 0, 'kernel'), proc(5, 6, 'a'), proc(6, 5, 'b'), proc(7, 6, 'c')];
-    expect(subtree(cyclic, 5).map((p) => p.pid).sort()).toEqual([5, 6, 7]);
+    expect(
+      subtree(cyclic, 5)
+        .map((p) => p.pid)
+        .sort(),
+    ).toEqual([5, 6, 7]);
     expect(subtree(cyclic, 0).map((p) => p.pid)).toEqual([0]);
   });
 });

@@ -8,7 +8,13 @@ import { describe, expect, it } from 'vitest';
 import { loadManifestSet } from '../../collector/core/manifest-load.js';
 import { cleanCall, oneLineSummary, SUMMARY_MAX } from '../../collector/core/pending-text.js';
 import {
-  blockedRuleSaw, formatAnswered, formatPromptOption, parseAnswered, promptId, promptIdFromOption, screenSummaryRaw,
+  blockedRuleSaw,
+  formatAnswered,
+  formatPromptOption,
+  parseAnswered,
+  promptId,
+  promptIdFromOption,
+  screenSummaryRaw,
 } from '../../collector/core/prompt-id.js';
 import { bundledManifestDir, readManifestFiles } from '../../collector/manifest-files.js';
 import { EXPECTATIONS } from '../fixtures/expectations.js';
@@ -36,7 +42,9 @@ function screenOf(name: string) {
 }
 
 describe('the summary a blocked screen shows', () => {
-  const blocked = readdirSync(DIR).filter((n) => EXPECTATIONS[n]?.verdict === 'blocked').sort();
+  const blocked = readdirSync(DIR)
+    .filter((n) => EXPECTATIONS[n]?.verdict === 'blocked')
+    .sort();
 
   it('every blocked fixture has an expected summary, and every agent with one is covered', () => {
     expect(blocked.sort()).toEqual(Object.keys(SUMMARIES).sort());

@@ -13,11 +13,36 @@ const SRV = '/tmp/tmux-0/default';
 
 function agentRow(pane: string, state: AgentRow['state'] = 'idle', extra: Partial<AgentRow> = {}): AgentRow {
   return {
-    pane, agent: 'claude', state, detail: null, since: 1000, since_ms: 1000, episode_ms: 1000, locator: 'main:0.0',
-    title: 'SECRET TITLE', attention: false, done: false, session: null, transcript: null, permission_request: null,
-    stamped_at_ms: 1000, context: null, context_at_ms: null, muted: false, tokens: null, quota: null, cost_usd: null,
-    repo: null, branch: null, worktree: null, pending_tool: null, pending_call: null, pending_summary: null,
-    server: SRV, host: 'box', ...extra,
+    pane,
+    agent: 'claude',
+    state,
+    detail: null,
+    since: 1000,
+    since_ms: 1000,
+    episode_ms: 1000,
+    locator: 'main:0.0',
+    title: 'SECRET TITLE',
+    attention: false,
+    done: false,
+    session: null,
+    transcript: null,
+    permission_request: null,
+    stamped_at_ms: 1000,
+    context: null,
+    context_at_ms: null,
+    muted: false,
+    tokens: null,
+    quota: null,
+    cost_usd: null,
+    repo: null,
+    branch: null,
+    worktree: null,
+    pending_tool: null,
+    pending_call: null,
+    pending_summary: null,
+    server: SRV,
+    host: 'box',
+    ...extra,
   };
 }
 
@@ -48,7 +73,11 @@ function harness(opts: Partial<PublisherOptions> = {}): Harness {
   pub.attach(mine);
   const settle = () => vi.advanceTimersByTimeAsync(0).then(() => undefined);
   return {
-    pub, hub, got, closed, settle,
+    pub,
+    hub,
+    got,
+    closed,
+    settle,
     async say(frame) {
       hub.send(JSON.stringify(frame));
       await settle();
@@ -70,7 +99,18 @@ describe('hello and first sync', () => {
   it('says hello with host, version, epoch and allowed actions as soon as it is attached', async () => {
     const h = harness();
     await h.settle();
-    expect(h.take()).toEqual([{ type: 'hello', protocol: 1, host: 'box', collector_version: '9.9.9', epoch: EPOCH, actions_allowed: ['approve'], at: expect.any(Number), share_prompt: true }]);
+    expect(h.take()).toEqual([
+      {
+        type: 'hello',
+        protocol: 1,
+        host: 'box',
+        collector_version: '9.9.9',
+        epoch: EPOCH,
+        actions_allowed: ['approve'],
+        at: expect.any(Number),
+        share_prompt: true,
+      },
+    ]);
     // A host that keeps its prompts says so, so a hub can say "not shared by this host".
     const off = harness({ sharePrompt: false });
     await off.settle();
@@ -87,7 +127,10 @@ describe('hello and first sync', () => {
     const [snap, ...rest] = h.take();
     expect(rest).toEqual([]);
     expect(snap).toEqual({
-      type: 'snapshot', epoch: EPOCH, seq: 0, complete: true,
+      type: 'snapshot',
+      epoch: EPOCH,
+      seq: 0,
+      complete: true,
       servers: [{ server: SRV, incarnation: 'inc-1', rows: [protocolRowObject(agentRow('%1')), protocolRowObject(agentRow('%2', 'working'))] }],
     });
     expect(JSON.stringify(snap)).not.toContain('SECRET TITLE');
@@ -153,8 +196,13 @@ describe('deltas and server events', () => {
     await h.settle();
     expect(h.take()).toEqual([
       {
-        type: 'delta', epoch: EPOCH, seq: 1, server: SRV, incarnation: 'inc-1',
-        upserts: [protocolRowObject(agentRow('%1', 'working')), protocolRowObject(agentRow('%3'))], removals: ['%2'],
+        type: 'delta',
+        epoch: EPOCH,
+        seq: 1,
+        server: SRV,
+        incarnation: 'inc-1',
+        upserts: [protocolRowObject(agentRow('%1', 'working')), protocolRowObject(agentRow('%3'))],
+        removals: ['%2'],
       },
     ]);
     h.pub.update(SRV, 'inc-1', rows(agentRow('%1', 'working'), agentRow('%3', 'idle', { attention: true })));
@@ -219,7 +267,11 @@ describe('resume', () => {
     expect(r.got[0]).toMatchObject({ epoch: EPOCH });
     await r.say(welcome(1));
     const replay = r.got.slice(1);
-    expect(replay.map((f) => [f.type, (f as { seq: number }).seq])).toEqual([['delta', 2], ['delta', 3], ['delta', 4]]);
+    expect(replay.map((f) => [f.type, (f as { seq: number }).seq])).toEqual([
+      ['delta', 2],
+      ['delta', 3],
+      ['delta', 4],
+    ]);
     expect(replay.map((f) => (f.type === 'delta' ? f.upserts[0]!.state : ''))).toEqual(['idle', 'blocked', 'working']);
     // Live again: the next change follows on.
     r.pub.update(SRV, 'inc-1', rows(agentRow('%9')));
@@ -242,7 +294,13 @@ describe('resume', () => {
     const lost = await reconnect({ ringFrames: 2 }, 3);
     await lost.say(welcome(1));
     expect(lost.got.slice(1)).toEqual([
-      { type: 'snapshot', epoch: EPOCH, seq: 4, complete: true, servers: [{ server: SRV, incarnation: 'inc-1', rows: [protocolRowObject(agentRow('%1', 'working'))] }] },
+      {
+        type: 'snapshot',
+        epoch: EPOCH,
+        seq: 4,
+        complete: true,
+        servers: [{ server: SRV, incarnation: 'inc-1', rows: [protocolRowObject(agentRow('%1', 'working'))] }],
+      },
     ]);
   });
 
@@ -296,19 +354,33 @@ describe('heartbeats and a silent hub', () => {
 });
 
 describe('what the hub sends', () => {
-  const act = { type: 'act', id: 'a1', action: 'approve', server: SRV, pane: '%1', expect_episode_ms: 5, expect_permission_request: null, slot: 's1', principal: 'op', deadline_ms: 9 };
+  const act = {
+    type: 'act',
+    id: 'a1',
+    action: 'approve',
+    server: SRV,
+    pane: '%1',
+    expect_episode_ms: 5,
+    expect_permission_request: null,
+    slot: 's1',
+    principal: 'op',
+    deadline_ms: 9,
+  };
 
   it('answers act with not-supported when no broker is wired', async () => {
     const h = harness();
     await h.say(act);
     expect(h.take().at(-1)).toEqual({
-      type: 'act_result', id: 'a1',
+      type: 'act_result',
+      id: 'a1',
       result: { schema: 1, action: 'approve', pane: '%1', outcome: 'error', exit_code: 1, reason: 'not-supported', host: 'box', server: SRV },
     });
   });
 
   it("answers act with the broker's result, or internal when the broker throws", async () => {
-    const ok = harness({ onAct: async (r) => ({ schema: 1, action: r.action, pane: r.pane, outcome: 'sent', exit_code: 0, reason: null, host: 'box', server: r.server }) });
+    const ok = harness({
+      onAct: async (r) => ({ schema: 1, action: r.action, pane: r.pane, outcome: 'sent', exit_code: 0, reason: null, host: 'box', server: r.server }),
+    });
     await ok.say(act);
     expect(ok.take().at(-1)).toMatchObject({ type: 'act_result', id: 'a1', result: { outcome: 'sent', exit_code: 0 } });
     const bad = harness({ onAct: async () => Promise.reject(new Error('boom')) });
@@ -378,7 +450,12 @@ describe('frame splitting', () => {
   });
 
   it('splits a large delta into several frames, each with its own seq', async () => {
-    const body = { server: SRV, incarnation: 'a', upserts: Array.from({ length: 10 }, (_, i) => protocolRowObject(agentRow(`%${i}`))), removals: ['%50', '%51'] };
+    const body = {
+      server: SRV,
+      incarnation: 'a',
+      upserts: Array.from({ length: 10 }, (_, i) => protocolRowObject(agentRow(`%${i}`))),
+      removals: ['%50', '%51'],
+    };
     const parts = splitDelta(body, EPOCH, 3000);
     expect(parts.length).toBeGreaterThan(1);
     expect(parts.flatMap((p) => p.upserts)).toEqual(body.upserts);
@@ -459,7 +536,11 @@ describe('reconnect backoff and hub URL', () => {
 describe('what never leaves the host', () => {
   it('session ids, transcript paths and agent-printed text are cleared before framing, with the title', async () => {
     const h = harness({ sharePrompt: false });
-    h.pub.update(SRV, 'inc1', rows(agentRow('%1', 'blocked', { session: 'resume-me', transcript: '/home/u/t.jsonl', pending_call: 'rm -rf x', pending_summary: 'delete' })));
+    h.pub.update(
+      SRV,
+      'inc1',
+      rows(agentRow('%1', 'blocked', { session: 'resume-me', transcript: '/home/u/t.jsonl', pending_call: 'rm -rf x', pending_summary: 'delete' })),
+    );
     h.pub.markReady();
     await h.say({ type: 'welcome', protocol: 1, resume_from: null });
     const text = JSON.stringify(h.take());
@@ -469,7 +550,18 @@ describe('what never leaves the host', () => {
 
   it('what a prompt asks travels by default; the session id and transcript never do', async () => {
     const h = harness();
-    h.pub.update(SRV, 'inc1', rows(agentRow('%1', 'blocked', { session: 'resume-me', transcript: '/home/u/t.jsonl', pending_call: '{"command":"rm -rf x"}', pending_summary: 'Bash: rm -rf x' })));
+    h.pub.update(
+      SRV,
+      'inc1',
+      rows(
+        agentRow('%1', 'blocked', {
+          session: 'resume-me',
+          transcript: '/home/u/t.jsonl',
+          pending_call: '{"command":"rm -rf x"}',
+          pending_summary: 'Bash: rm -rf x',
+        }),
+      ),
+    );
     h.pub.markReady();
     await h.say({ type: 'welcome', protocol: 1, resume_from: null });
     const text = JSON.stringify(h.take());

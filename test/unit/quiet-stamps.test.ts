@@ -11,17 +11,36 @@ const opts = { now: NOW, name: 'claude', storedName: 'claude', renewHookMs: 30_0
 
 function stamp(over: Partial<StampedState> = {}): StampedState {
   return {
-    state: 'working', detail: null, source: 'capture', evidenceAt: NOW - 10_000, since: NOW - 20_000,
-    stampedAt: NOW - 9_000, attention: false, notifiedAt: null, turnAt: 0,
-    hash: 9n, pid: 100, session: null, subagents: [], ...over,
+    state: 'working',
+    detail: null,
+    source: 'capture',
+    evidenceAt: NOW - 10_000,
+    since: NOW - 20_000,
+    stampedAt: NOW - 9_000,
+    attention: false,
+    notifiedAt: null,
+    turnAt: 0,
+    hash: 9n,
+    pid: 100,
+    session: null,
+    subagents: [],
+    ...over,
   };
 }
 
 function verdict(prev: StampedState, over: Partial<Verdict> = {}): Verdict {
   return {
-    state: prev.state, detail: prev.detail, winning: { source: 'capture', at: NOW, label: 'screen' },
-    action: 'publish', mayOverride: false, setAttention: false, episodeReset: false,
-    corroborates: false, prev, reason: 'test', ...over,
+    state: prev.state,
+    detail: prev.detail,
+    winning: { source: 'capture', at: NOW, label: 'screen' },
+    action: 'publish',
+    mayOverride: false,
+    setAttention: false,
+    episodeReset: false,
+    corroborates: false,
+    prev,
+    reason: 'test',
+    ...over,
   };
 }
 
@@ -84,9 +103,21 @@ describe('changesNothing: a look that would store what is already stored writes 
 
 function rec(over: Partial<PaneRecord> = {}): PaneRecord {
   return {
-    paneId: '%1', panePid: 10, sessionName: 's', windowIndex: 0, paneIndex: 0, currentCommand: 'claude',
-    windowActivity: 1, alternateOn: false, scrollPosition: null, height: 24, currentPath: '/',
-    options: { '@agent_state': 'working' }, windowSummary: 'working:1', sessionSummary: 'working:1', title: 't',
+    paneId: '%1',
+    panePid: 10,
+    sessionName: 's',
+    windowIndex: 0,
+    paneIndex: 0,
+    currentCommand: 'claude',
+    windowActivity: 1,
+    alternateOn: false,
+    scrollPosition: null,
+    height: 24,
+    currentPath: '/',
+    options: { '@agent_state': 'working' },
+    windowSummary: 'working:1',
+    sessionSummary: 'working:1',
+    title: 't',
     ...over,
   };
 }

@@ -41,8 +41,17 @@ describe('remote policy', () => {
 
 const SERVER = '/tmp/tmux-1000/default';
 const request = (over: Partial<ActRequest> = {}): ActRequest => ({
-  type: 'act', id: 'r1', action: 'approve', server: SERVER, pane: '%2', expect_episode_ms: 1_700_000_000_000,
-  expect_permission_request: null, slot: 'abc', principal: 'olga', deadline_ms: 0, ...over,
+  type: 'act',
+  id: 'r1',
+  action: 'approve',
+  server: SERVER,
+  pane: '%2',
+  expect_episode_ms: 1_700_000_000_000,
+  expect_permission_request: null,
+  slot: 'abc',
+  principal: 'olga',
+  deadline_ms: 0,
+  ...over,
 });
 
 function harness(over: Partial<RemoteActDeps> = {}) {
@@ -117,8 +126,19 @@ describe('remoteActHandler', () => {
     expect(h.log).toHaveLength(2);
     const [ok, refused] = h.log.map((l) => JSON.parse(l.slice(l.indexOf('{'))) as Record<string, unknown>);
     expect(ok).toEqual({
-      who: 'olga', host: 'build1', server: SERVER, pane: '%2', action: 'approve', expect_episode_ms: 1_700_000_000_000,
-      expect_permission_request: null, expect_prompt: null, slot: 'abc', outcome: 'sent', reason: null, exit_code: 0, cached: false,
+      who: 'olga',
+      host: 'build1',
+      server: SERVER,
+      pane: '%2',
+      action: 'approve',
+      expect_episode_ms: 1_700_000_000_000,
+      expect_permission_request: null,
+      expect_prompt: null,
+      slot: 'abc',
+      outcome: 'sent',
+      reason: null,
+      exit_code: 0,
+      cached: false,
     });
     expect(refused).toMatchObject({ action: 'shout', outcome: 'refused', reason: 'not-allowed', why: expect.stringMatching(/exec/) });
   });

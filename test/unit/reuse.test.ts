@@ -4,8 +4,20 @@ import { DEFAULT_FOLD, type StampedState } from '../../collector/core/types.js';
 
 const NOW = 1_790_000_100_000;
 const stamp = (over: Partial<StampedState> = {}): StampedState => ({
-  state: 'idle', detail: null, source: 'capture', evidenceAt: NOW - 10_000, since: NOW - 10_000, stampedAt: NOW - 5000,
-  attention: false, notifiedAt: null, turnAt: 0, hash: 7n, pid: 1, session: null, subagents: [], ...over,
+  state: 'idle',
+  detail: null,
+  source: 'capture',
+  evidenceAt: NOW - 10_000,
+  since: NOW - 10_000,
+  stampedAt: NOW - 5000,
+  attention: false,
+  notifiedAt: null,
+  turnAt: 0,
+  hash: 7n,
+  pid: 1,
+  session: null,
+  subagents: [],
+  ...over,
 });
 // The window printed last in the second before the stamp.
 const quietActivity = Math.floor((NOW - 5000) / 1000) - 1;

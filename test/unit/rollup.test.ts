@@ -7,9 +7,7 @@ describe('summaryOf', () => {
   });
 
   it('counts in the fixed order blocked working idle unknown, whatever the input order', () => {
-    expect(summaryOf(['unknown', 'idle', 'working', 'blocked', 'working'])).toBe(
-      'blocked:1 working:2 idle:1 unknown:1',
-    );
+    expect(summaryOf(['unknown', 'idle', 'working', 'blocked', 'working'])).toBe('blocked:1 working:2 idle:1 unknown:1');
   });
 
   it('leaves zero counts out', () => {

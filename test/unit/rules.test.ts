@@ -255,8 +255,6 @@ describe('evaluate: real screen shapes (hand-written)', () => {
 
   it('a braille spinner in the title claims working from the title', () => {
     const ev = evaluate(claude, snap('· Flambéing…', { title: '⠂ Run shell command echo test' }));
-    expect(ev.evidence).toEqual([
-      { provenance: 'title', claim: { kind: 'state', state: 'working', detail: null }, at: AT, label: 'claude r1' },
-    ]);
+    expect(ev.evidence).toEqual([{ provenance: 'title', claim: { kind: 'state', state: 'working', detail: null }, at: AT, label: 'claude r1' }]);
   });
 });

@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { compareFleetRows, compareLocalRows, EMPTY_SELECTOR, parseStateList, selectRow, SelectorError, sessionOfLocator } from '../../shared/selectors.js';
 
 const row = (over: Partial<Parameters<typeof selectRow>[1]> = {}) => ({
-  agent: 'claude', state: 'idle' as const, attention: false, locator: 'work:2.1', repo: 'api', branch: 'main', host: 'a', ...over,
+  agent: 'claude',
+  state: 'idle' as const,
+  attention: false,
+  locator: 'work:2.1',
+  repo: 'api',
+  branch: 'main',
+  host: 'a',
+  ...over,
 });
 
 describe('state lists', () => {

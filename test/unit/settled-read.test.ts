@@ -33,7 +33,7 @@ describe('settledRows', () => {
   const old = NOW - 60_000; // far older than the freshness window: only the heartbeat makes it current
   const panes = [pane('%1', 'a', stamp('idle', old)), pane('%2', 'b', stamp('blocked', old)), pane('%3', 'c', {})];
 
-  it('takes every settled stamp as current under a fresh heartbeat, in the cycle\'s row order', () => {
+  it("takes every settled stamp as current under a fresh heartbeat, in the cycle's row order", () => {
     expect(SETTLED_READ.map((c) => c[0])).toEqual(['list-panes', 'show-options', 'show-options', 'display-message', 'list-clients']);
     const rows = settledRows(outs(panes, String(NOW - 2000)), NOW, FRESHNESS, 'box')!;
     expect(rows.map((r) => [r.pane, r.state, r.server, r.host])).toEqual([

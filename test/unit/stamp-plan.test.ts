@@ -6,25 +6,55 @@ const NOW = 1_700_000_100_000;
 
 function verdict(over: Partial<Verdict> = {}): Verdict {
   return {
-    state: 'working', detail: null, winning: { source: 'capture', at: NOW - 7, label: 'r1' },
-    action: 'publish', mayOverride: false, setAttention: false, episodeReset: false,
-    corroborates: false, prev: null, reason: 'test', ...over,
+    state: 'working',
+    detail: null,
+    winning: { source: 'capture', at: NOW - 7, label: 'r1' },
+    action: 'publish',
+    mayOverride: false,
+    setAttention: false,
+    episodeReset: false,
+    corroborates: false,
+    prev: null,
+    reason: 'test',
+    ...over,
   };
 }
 
 function stamp(over: Partial<StampedState> = {}): StampedState {
   return {
-    state: 'working', detail: 'old', source: 'capture', evidenceAt: NOW - 10_000, since: NOW - 20_000,
-    stampedAt: NOW - 9_000, attention: false, notifiedAt: NOW - 15_000, turnAt: NOW - 16_000,
-    hash: 9n, pid: 100, session: 's1', subagents: ['x'], ...over,
+    state: 'working',
+    detail: 'old',
+    source: 'capture',
+    evidenceAt: NOW - 10_000,
+    since: NOW - 20_000,
+    stampedAt: NOW - 9_000,
+    attention: false,
+    notifiedAt: NOW - 15_000,
+    turnAt: NOW - 16_000,
+    hash: 9n,
+    pid: 100,
+    session: 's1',
+    subagents: ['x'],
+    ...over,
   };
 }
 
 function plan(over: Partial<PublishPlan> = {}): PublishPlan {
   return {
-    kind: 'publish', state: 'working', detail: null, source: 'capture', evidenceAt: NOW - 7,
-    since: NOW - 7, stampedAt: NOW, hash: 42n, pid: 100, name: 'claude', setAttention: false,
-    episodeReset: false, guard: { kind: 'protect_hook' }, ...over,
+    kind: 'publish',
+    state: 'working',
+    detail: null,
+    source: 'capture',
+    evidenceAt: NOW - 7,
+    since: NOW - 7,
+    stampedAt: NOW,
+    hash: 42n,
+    pid: 100,
+    name: 'claude',
+    setAttention: false,
+    episodeReset: false,
+    guard: { kind: 'protect_hook' },
+    ...over,
   };
 }
 
@@ -61,8 +91,18 @@ describe('planFromVerdict', () => {
   it('turns a publish into the full tuple with since and evidence_at from the winner', () => {
     const v = verdict({ state: 'idle', detail: 'd', setAttention: true, episodeReset: true, winning: { source: 'capture', at: NOW - 7, label: '' } });
     expect(planFromVerdict(v, { pid: 321, name: 'codex', hash: null, now: NOW })).toEqual({
-      kind: 'publish', state: 'idle', detail: 'd', source: 'capture', evidenceAt: NOW - 7, since: NOW - 7,
-      stampedAt: NOW, hash: null, pid: 321, name: 'codex', setAttention: true, episodeReset: true,
+      kind: 'publish',
+      state: 'idle',
+      detail: 'd',
+      source: 'capture',
+      evidenceAt: NOW - 7,
+      since: NOW - 7,
+      stampedAt: NOW,
+      hash: null,
+      pid: 321,
+      name: 'codex',
+      setAttention: true,
+      episodeReset: true,
       guard: { kind: 'unconditional' },
     });
   });
@@ -146,9 +186,19 @@ describe('projectStamp', () => {
   it('projects an unsuppressed publish field by field', () => {
     const prev = stamp({ state: 'idle', attention: true });
     expect(projectStamp(prev, plan({ state: 'blocked', detail: 'permission', guard: { kind: 'carve_out', captureAt: NOW } }))).toEqual({
-      state: 'blocked', detail: 'permission', source: 'capture', evidenceAt: NOW - 7, since: NOW - 7,
-      stampedAt: NOW, attention: true, notifiedAt: prev.notifiedAt, turnAt: prev.turnAt, hash: 42n,
-      pid: 100, session: 's1', subagents: ['x'],
+      state: 'blocked',
+      detail: 'permission',
+      source: 'capture',
+      evidenceAt: NOW - 7,
+      since: NOW - 7,
+      stampedAt: NOW,
+      attention: true,
+      notifiedAt: prev.notifiedAt,
+      turnAt: prev.turnAt,
+      hash: 42n,
+      pid: 100,
+      session: 's1',
+      subagents: ['x'],
     });
   });
 
@@ -161,7 +211,15 @@ describe('projectStamp', () => {
   it('on an episode reset writes through every guard and clears attention, notify and turn unless raised', () => {
     const prev = stamp({ state: 'blocked', source: 'hook', attention: true, since: NOW - 100 });
     const reset = plan({ state: 'blocked', episodeReset: true, guard: { kind: 'protect_hook' }, pid: 200 });
-    expect(projectStamp(prev, reset)).toMatchObject({ state: 'blocked', source: 'capture', since: NOW - 7, attention: false, notifiedAt: null, turnAt: 0, pid: 200 });
+    expect(projectStamp(prev, reset)).toMatchObject({
+      state: 'blocked',
+      source: 'capture',
+      since: NOW - 7,
+      attention: false,
+      notifiedAt: null,
+      turnAt: 0,
+      pid: 200,
+    });
     expect(projectStamp(prev, { ...reset, setAttention: true })?.attention).toBe(true);
   });
 
@@ -176,7 +234,8 @@ describe('projectStamp', () => {
 
   it('projects hook arbitration both ways', () => {
     const prev = stamp({ source: 'hook', state: 'working', evidenceAt: NOW });
-    const hookPlan = (ev: number) => plan({ state: 'idle', source: 'hook', evidenceAt: ev, since: ev, stampedAt: ev, guard: { kind: 'hook_arbitrate', evidenceAt: ev } });
+    const hookPlan = (ev: number) =>
+      plan({ state: 'idle', source: 'hook', evidenceAt: ev, since: ev, stampedAt: ev, guard: { kind: 'hook_arbitrate', evidenceAt: ev } });
     expect(projectStamp(prev, hookPlan(NOW - 1))?.state).toBe('working');
     expect(projectStamp(prev, hookPlan(NOW))).toMatchObject({ state: 'idle', source: 'hook', evidenceAt: NOW });
   });
@@ -186,7 +245,15 @@ describe('projectStamp', () => {
     // half-way through the hook's own chain.
     const prev = stamp({ source: 'capture', state: 'working', evidenceAt: NOW + 5, attention: false });
     const ev = NOW;
-    const p = plan({ state: 'idle', detail: 'x', source: 'hook', evidenceAt: ev, since: ev, setAttention: true, guard: { kind: 'hook_arbitrate', evidenceAt: ev } });
+    const p = plan({
+      state: 'idle',
+      detail: 'x',
+      source: 'hook',
+      evidenceAt: ev,
+      since: ev,
+      setAttention: true,
+      guard: { kind: 'hook_arbitrate', evidenceAt: ev },
+    });
     expect(projectStamp(prev, p)).toMatchObject({ state: 'idle', detail: 'x', source: 'hook', since: ev, evidenceAt: ev, attention: true });
     // A stored hook claim with newer evidence still holds the whole chain off.
     expect(projectStamp({ ...prev, source: 'hook' }, p)).toMatchObject({ state: 'working', source: 'hook', evidenceAt: NOW + 5, attention: false });

@@ -22,17 +22,39 @@ const P = '%7';
 
 function plan(over: Partial<PublishPlan> = {}): PublishPlan {
   return {
-    kind: 'publish', state: 'blocked', detail: 'permission', source: 'capture', evidenceAt: NOW - 7,
-    since: NOW - 7, stampedAt: NOW, hash: 42n, pid: 4242, name: 'claude', setAttention: true,
-    episodeReset: false, guard: { kind: 'carve_out', captureAt: NOW - 7 }, ...over,
+    kind: 'publish',
+    state: 'blocked',
+    detail: 'permission',
+    source: 'capture',
+    evidenceAt: NOW - 7,
+    since: NOW - 7,
+    stampedAt: NOW,
+    hash: 42n,
+    pid: 4242,
+    name: 'claude',
+    setAttention: true,
+    episodeReset: false,
+    guard: { kind: 'carve_out', captureAt: NOW - 7 },
+    ...over,
   };
 }
 
 function stamp(over: Partial<StampedState> = {}): StampedState {
   return {
-    state: 'blocked', detail: null, source: 'capture', evidenceAt: NOW - 10_000, since: NOW - 20_000,
-    stampedAt: NOW - 9_000, attention: false, notifiedAt: null, turnAt: 0, hash: 9n, pid: 4242,
-    session: null, subagents: [], ...over,
+    state: 'blocked',
+    detail: null,
+    source: 'capture',
+    evidenceAt: NOW - 10_000,
+    since: NOW - 20_000,
+    stampedAt: NOW - 9_000,
+    attention: false,
+    notifiedAt: null,
+    turnAt: 0,
+    hash: 9n,
+    pid: 4242,
+    session: null,
+    subagents: [],
+    ...over,
   };
 }
 
@@ -217,7 +239,9 @@ describe('renderRemove', () => {
 describe('renderPlan', () => {
   it('dispatches by plan kind', () => {
     expect(renderPlan(P, { kind: 'remove' }, { guarded: true, prev: null })).toEqual(renderRemove(P));
-    expect(renderPlan(P, { kind: 'hold', stampedAt: NOW, hash: 1n }, { guarded: true, prev: null })).toEqual(renderHold(P, { kind: 'hold', stampedAt: NOW, hash: 1n }));
+    expect(renderPlan(P, { kind: 'hold', stampedAt: NOW, hash: 1n }, { guarded: true, prev: null })).toEqual(
+      renderHold(P, { kind: 'hold', stampedAt: NOW, hash: 1n }),
+    );
     expect(renderPlan(P, plan(), { guarded: false, prev: null })).toEqual(renderPublish(P, plan(), { guarded: false, prev: null }));
   });
 });
@@ -251,7 +275,12 @@ describe('renderRollups', () => {
 describe('renderHookCompanion', () => {
   it('writes under the same guard', () => {
     expect(renderHookCompanion(P, '@agent_turn_at', String(NOW), { kind: 'hook_arbitrate', evidenceAt: NOW })).toEqual([
-      'set-option', '-p', '-F', '-t', P, '@agent_turn_at',
+      'set-option',
+      '-p',
+      '-F',
+      '-t',
+      P,
+      '@agent_turn_at',
       `#{?#{&&:#{==:#{@agent_source},hook},#{e|<:${NOW},#{@agent_evidence_at}}},#{@agent_turn_at},${NOW}}`,
     ]);
   });

@@ -3,7 +3,13 @@ import { countRows, statusJson, statusPlain, statusProm, statusTmux, type Counta
 
 const NOW = 1_790_000_100_000;
 const row = (pane: string, state: CountableRow['state'], attention = false, since = NOW - 42_000): CountableRow => ({
-  pane, agent: 'claude', state, attention, since_ms: since, host: 'h"1', server: '/tmp/s',
+  pane,
+  agent: 'claude',
+  state,
+  attention,
+  since_ms: since,
+  host: 'h"1',
+  server: '/tmp/s',
 });
 
 describe('status formats', () => {
@@ -37,7 +43,11 @@ describe('status formats', () => {
   });
 
   it('json: context_max is the fullest reported context window, absent readings ignored', () => {
-    const withContext = [{ ...row('%1', 'idle'), context: 43 }, { ...row('%2', 'working'), context: 81 }, { ...row('%3', 'idle'), context: null }];
+    const withContext = [
+      { ...row('%1', 'idle'), context: 43 },
+      { ...row('%2', 'working'), context: 81 },
+      { ...row('%3', 'idle'), context: null },
+    ];
     expect(JSON.parse(statusJson(countRows(withContext), withContext)).context_max).toBe(81);
   });
 

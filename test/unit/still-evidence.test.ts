@@ -13,11 +13,28 @@ const MANIFEST = { capture: { visible: ['idle', 'working', 'blocked'] as State[]
 
 function stamp(over: Partial<StampedState> = {}): StampedState {
   return {
-    state: 'working', detail: null, source: 'capture', evidenceAt: T0, since: T0, stampedAt: T0,
-    attention: false, notifiedAt: null, turnAt: 0, hash: 1n, pid: 100, session: null, subagents: [], ...over,
+    state: 'working',
+    detail: null,
+    source: 'capture',
+    evidenceAt: T0,
+    since: T0,
+    stampedAt: T0,
+    attention: false,
+    notifiedAt: null,
+    turnAt: 0,
+    hash: 1n,
+    pid: 100,
+    session: null,
+    subagents: [],
+    ...over,
   };
 }
-const screen = (state: State, at: number): Evidence => ({ provenance: 'screen_rule', claim: { kind: 'state', state, detail: null }, at, label: `screen ${state}` });
+const screen = (state: State, at: number): Evidence => ({
+  provenance: 'screen_rule',
+  claim: { kind: 'state', state, detail: null },
+  at,
+  label: `screen ${state}`,
+});
 const look = (prev: StampedState | null, state: State, now: number): Verdict => fold(prev, FACTS, [screen(state, now)], MANIFEST, DEFAULT_FOLD, now);
 
 describe('withStillEvidence', () => {
@@ -50,7 +67,8 @@ describe('a working screen still for 10 s, then idle', () => {
     const v = fold(stills.prior('%1', stored, now, true), FACTS, [screen(state, now)], MANIFEST, DEFAULT_FOLD, now);
     // A watched engine writes nothing for a look that changes nothing and for a hold over the
     // same claim; a publish of a new state writes the claim with the look's evidence time.
-    const after = v.action === 'publish' && (stored === null || v.state !== stored.state) ? stamp({ state: v.state, evidenceAt: now, since: now, stampedAt: now }) : stored;
+    const after =
+      v.action === 'publish' && (stored === null || v.state !== stored.state) ? stamp({ state: v.state, evidenceAt: now, since: now, stampedAt: now }) : stored;
     stills.looked('%1', v, after, true, now);
     return { v, stored: after };
   }

@@ -51,32 +51,76 @@ function problem(opts: OptionValues): string {
 describe('key sets', () => {
   it('lists the tuple in list-panes order', () => {
     expect(TUPLE_KEYS).toEqual([
-      '@agent_name', '@agent_state', '@agent_detail', '@agent_source', '@agent_evidence_at',
-      '@agent_since', '@agent_stamped_at', '@agent_attention', '@agent_notified_at',
-      '@agent_turn_at', '@agent_hash', '@agent_pid', '@agent_session', '@agent_subagents',
+      '@agent_name',
+      '@agent_state',
+      '@agent_detail',
+      '@agent_source',
+      '@agent_evidence_at',
+      '@agent_since',
+      '@agent_stamped_at',
+      '@agent_attention',
+      '@agent_notified_at',
+      '@agent_turn_at',
+      '@agent_hash',
+      '@agent_pid',
+      '@agent_session',
+      '@agent_subagents',
     ]);
   });
 
   it('lists bookkeeping in list-panes order', () => {
     expect(BOOKKEEPING_KEYS).toEqual([
-      '@tma_title_match_pid', '@tma_reg_dead_since', '@agent_ignore', '@agent_mute_until',
-      '@agent_context_pct', '@agent_context_at', '@agent_tokens', '@agent_tokens_at',
-      '@agent_context_notified_at', '@agent_model', '@agent_permission_request', '@agent_api_endpoint',
+      '@tma_title_match_pid',
+      '@tma_reg_dead_since',
+      '@agent_ignore',
+      '@agent_mute_until',
+      '@agent_context_pct',
+      '@agent_context_at',
+      '@agent_tokens',
+      '@agent_tokens_at',
+      '@agent_context_notified_at',
+      '@agent_model',
+      '@agent_permission_request',
+      '@agent_api_endpoint',
     ]);
   });
 
   it('removes the v0.4.4 set plus the newer page extras, each once, and none of the survivors', () => {
     const v044 = [
-      '@agent_state', '@agent_detail', '@agent_source', '@agent_evidence_at', '@agent_since',
-      '@agent_stamped_at', '@agent_attention', '@agent_notified_at', '@agent_turn_at', '@agent_hash',
-      '@agent_pid', '@agent_name', '@agent_session', '@agent_subagents', '@agent_context_pct',
-      '@agent_context_at', '@agent_tokens', '@agent_tokens_at', '@agent_context_notified_at',
-      '@agent_model', '@agent_permission_request', '@agent_api_endpoint', '@tma_title_match_pid',
+      '@agent_state',
+      '@agent_detail',
+      '@agent_source',
+      '@agent_evidence_at',
+      '@agent_since',
+      '@agent_stamped_at',
+      '@agent_attention',
+      '@agent_notified_at',
+      '@agent_turn_at',
+      '@agent_hash',
+      '@agent_pid',
+      '@agent_name',
+      '@agent_session',
+      '@agent_subagents',
+      '@agent_context_pct',
+      '@agent_context_at',
+      '@agent_tokens',
+      '@agent_tokens_at',
+      '@agent_context_notified_at',
+      '@agent_model',
+      '@agent_permission_request',
+      '@agent_api_endpoint',
+      '@tma_title_match_pid',
       '@tma_reg_dead_since',
     ];
     const newer = [
-      '@agent_quota_pct', '@agent_quota_window', '@agent_quota_resets_at', '@agent_quota_at',
-      '@agent_cost_usd', '@agent_pending_tool', '@agent_pending_call', '@agent_pending_summary',
+      '@agent_quota_pct',
+      '@agent_quota_window',
+      '@agent_quota_resets_at',
+      '@agent_quota_at',
+      '@agent_cost_usd',
+      '@agent_pending_tool',
+      '@agent_pending_call',
+      '@agent_pending_summary',
     ];
     const ours = ['@tma_prompt_id', '@tma_answered'];
     expect([...REMOVAL_SET].sort()).toEqual([...v044, ...newer, ...ours].sort());
@@ -116,10 +160,23 @@ describe('decodeStamp', () => {
 
   it('defaults absent fields: capture source, zero clocks, no notify, no hash, pid 0', () => {
     expect(decoded({ '@agent_state': 'idle' })).toEqual({
-      state: 'idle', detail: null, source: 'capture', evidenceAt: 0, since: 0, stampedAt: 0,
-      attention: false, notifiedAt: null, turnAt: 0, hash: null, pid: 0, session: null, subagents: [],
+      state: 'idle',
+      detail: null,
+      source: 'capture',
+      evidenceAt: 0,
+      since: 0,
+      stampedAt: 0,
+      attention: false,
+      notifiedAt: null,
+      turnAt: 0,
+      hash: null,
+      pid: 0,
+      session: null,
+      subagents: [],
     });
-    const empties = decoded(full({ '@agent_detail': '', '@agent_source': '', '@agent_session': '', '@agent_subagents': '', '@agent_notified_at': '', '@agent_hash': '' }));
+    const empties = decoded(
+      full({ '@agent_detail': '', '@agent_source': '', '@agent_session': '', '@agent_subagents': '', '@agent_notified_at': '', '@agent_hash': '' }),
+    );
     expect(empties.detail).toBeNull();
     expect(empties.source).toBe('capture');
     expect(empties.session).toBeNull();
@@ -143,14 +200,14 @@ describe('decodeStamp', () => {
     expect(decoded(full({ '@agent_detail': 'frobnicating' })).detail).toBe('frobnicating');
   });
 
-  it.each([
-    '@agent_evidence_at', '@agent_since', '@agent_stamped_at', '@agent_notified_at',
-    '@agent_turn_at', '@agent_hash', '@agent_pid',
-  ])('rejects a non-numeric %s', (key) => {
-    for (const bad of ['abc', '12a', '-5', '1.5', ' 12']) {
-      expect(problem(full({ [key]: bad }))).toBe(`non-numeric ${key}: ${JSON.stringify(bad)}`);
-    }
-  });
+  it.each(['@agent_evidence_at', '@agent_since', '@agent_stamped_at', '@agent_notified_at', '@agent_turn_at', '@agent_hash', '@agent_pid'])(
+    'rejects a non-numeric %s',
+    (key) => {
+      for (const bad of ['abc', '12a', '-5', '1.5', ' 12']) {
+        expect(problem(full({ [key]: bad }))).toBe(`non-numeric ${key}: ${JSON.stringify(bad)}`);
+      }
+    },
+  );
 
   it('bounds pid to u32 and hash to u64', () => {
     expect(decoded(full({ '@agent_pid': '4294967295' })).pid).toBe(4294967295);
@@ -161,8 +218,11 @@ describe('decodeStamp', () => {
 
   it('scales legacy seconds on every clock just under 10^12 and not at it', () => {
     const keys = {
-      '@agent_evidence_at': 'evidenceAt', '@agent_since': 'since', '@agent_stamped_at': 'stampedAt',
-      '@agent_notified_at': 'notifiedAt', '@agent_turn_at': 'turnAt',
+      '@agent_evidence_at': 'evidenceAt',
+      '@agent_since': 'since',
+      '@agent_stamped_at': 'stampedAt',
+      '@agent_notified_at': 'notifiedAt',
+      '@agent_turn_at': 'turnAt',
     } as const;
     for (const [key, field] of Object.entries(keys)) {
       expect(decoded(full({ [key]: '999999999999' }))[field]).toBe(999_999_999_999_000);

@@ -45,12 +45,16 @@ describe('scan helpers', () => {
 describe('claude statusline', () => {
   it('rounds the percentage and trusts the token count from 2.1.132 on', () => {
     expect(claudeStatusline(sample('claude-statusline.json'))).toEqual({
-      session: 'a1b2c3d4-0000-4000-8000-00000000aa01', pct: 43, tokens: 85400,
+      session: 'a1b2c3d4-0000-4000-8000-00000000aa01',
+      pct: 43,
+      tokens: 85400,
     });
   });
   it('reads tokens after context_window only (a subagent line cannot leak its count)', () => {
     expect(claudeStatusline(sample('claude-statusline-subagent.json'))).toEqual({
-      session: 'a1b2c3d4-0000-4000-8000-00000000bb02', pct: 9, tokens: 18000,
+      session: 'a1b2c3d4-0000-4000-8000-00000000bb02',
+      pct: 9,
+      tokens: 18000,
     });
     const tokenFirst = '{"version":"2.1.200","subagentStatusLine":{"total_input_tokens":5},"context_window":{"used_percentage":3,"total_input_tokens":6000}}';
     expect(claudeStatusline(tokenFirst)?.tokens).toBe(6000);
@@ -80,7 +84,9 @@ describe('claude statusline', () => {
 describe('cursor statusline', () => {
   it('computes the percentage from tokens over the window', () => {
     expect(cursorStatusline(sample('cursor-statusline.json'))).toEqual({
-      session: 'c0ffee00-1111-4222-8333-444455556666', pct: 48, tokens: 95000,
+      session: 'c0ffee00-1111-4222-8333-444455556666',
+      pct: 48,
+      tokens: 95000,
     });
     expect(cursorStatusline('{"total_input_tokens":260000,"context_window_size":200000}')?.pct).toBe(100);
   });

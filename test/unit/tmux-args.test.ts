@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TargetConflictError, globalArgs, resolveTarget, targetFlags, tmuxBin } from '../../collector/tmux/target.js';
-import {
-  TmuxError,
-  classifyStderr,
-  errorFromStderr,
-  isPaneGone,
-  isProtocolMismatch,
-  isServerGone,
-} from '../../collector/tmux/errors.js';
+import { TmuxError, classifyStderr, errorFromStderr, isPaneGone, isProtocolMismatch, isServerGone } from '../../collector/tmux/errors.js';
 import { chainArgv, controlLine, escapeArgvArg, quoteCommandArg, splitChain } from '../../collector/tmux/command-syntax.js';
 import { ControlParser, LineSplitter, blockText, type ControlMessage } from '../../collector/tmux/control-parser.js';
 import { splitOnMarker } from '../../collector/tmux/spawn-runner.js';
@@ -77,15 +70,12 @@ describe('error classification', () => {
     expect(classifyStderr(stderr)).toBe('server-gone');
     expect(errorFromStderr(`${stderr}\n`).kind).toBe('server-gone');
   });
-  it.each(["can't find pane: %9", 'unknown command: nope', 'no sessions', 'parse error: syntax error'])(
-    '%s is a plain failure',
-    (stderr) => {
-      expect(classifyStderr(stderr)).toBe('failed');
-      const e = errorFromStderr(stderr);
-      expect(e).toBeInstanceOf(TmuxError);
-      expect(e.stderr).toBe(stderr);
-    },
-  );
+  it.each(["can't find pane: %9", 'unknown command: nope', 'no sessions', 'parse error: syntax error'])('%s is a plain failure', (stderr) => {
+    expect(classifyStderr(stderr)).toBe('failed');
+    const e = errorFromStderr(stderr);
+    expect(e).toBeInstanceOf(TmuxError);
+    expect(e.stderr).toBe(stderr);
+  });
   it('recognises a vanished pane', () => {
     expect(isPaneGone("can't find pane: %12")).toBe(true);
     expect(isPaneGone('no such pane')).toBe(true);
@@ -179,14 +169,7 @@ describe('ControlParser', () => {
     return lines.map((l) => p.push(l)).filter((m): m is ControlMessage => m !== null);
   }
   it('closes a block only on the matching time and number', () => {
-    const msgs = feed([
-      '%begin 100 7 1',
-      '%end 1 2 3',
-      '%end 100 8 1',
-      '%error 99 7 1',
-      '%begin 100 9 1',
-      '%end 100 7 1',
-    ]);
+    const msgs = feed(['%begin 100 7 1', '%end 1 2 3', '%end 100 8 1', '%error 99 7 1', '%begin 100 9 1', '%end 100 7 1']);
     expect(msgs).toHaveLength(1);
     const b = msgs[0];
     expect(b?.type).toBe('block');

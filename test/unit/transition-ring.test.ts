@@ -15,7 +15,9 @@ describe('TransitionRing', () => {
     r.observe([pane('%1', 'working'), pane('%2', 'idle')]);
     r.observe([pane('%1', 'idle', T0 + 5000), pane('%2', 'idle')]);
     expect(r.document()).toEqual({
-      schema: 1, cap: TRANSITION_CAP, recorded: 3,
+      schema: 1,
+      cap: TRANSITION_CAP,
+      recorded: 3,
       transitions: [
         { pane: '%1', from: null, to: 'working', at: T0, source: 'capture' },
         { pane: '%2', from: null, to: 'idle', at: T0, source: 'capture' },
@@ -30,7 +32,10 @@ describe('TransitionRing', () => {
     r.observe([pane('%1', null)]);
     r.observe([pane('%1', 'working'), pane('%2', 'idle')]);
     expect(r.document().transitions.map((t) => [t.pane, t.from, t.to])).toEqual([
-      ['%1', null, 'working'], ['%2', null, 'idle'], ['%1', null, 'working'], ['%2', null, 'idle'],
+      ['%1', null, 'working'],
+      ['%2', null, 'idle'],
+      ['%1', null, 'working'],
+      ['%2', null, 'idle'],
     ]);
   });
 
@@ -68,7 +73,14 @@ describe('readTransitions', () => {
   });
 
   it('refuses what is not a transitions document', () => {
-    for (const bad of ['', 'nope', '{}', JSON.stringify({ ...good, schema: 2 }), JSON.stringify({ ...good, transitions: [{ ...good.transitions[0], to: 'sleeping' }] }), JSON.stringify({ ...good, transitions: [{ ...good.transitions[0], pane: 'x' }] })]) {
+    for (const bad of [
+      '',
+      'nope',
+      '{}',
+      JSON.stringify({ ...good, schema: 2 }),
+      JSON.stringify({ ...good, transitions: [{ ...good.transitions[0], to: 'sleeping' }] }),
+      JSON.stringify({ ...good, transitions: [{ ...good.transitions[0], pane: 'x' }] }),
+    ]) {
       expect(readTransitions(bad)).toBeNull();
     }
   });

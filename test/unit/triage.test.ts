@@ -13,22 +13,62 @@ const NOW = 1_790_000_100_000;
 const manifests = loadAgentManifests({ env: {} }).manifests;
 
 const rec = (over: Partial<PaneRecord> = {}, options: PaneRecord['options'] = {}): PaneRecord => ({
-  paneId: '%1', panePid: 100, sessionName: 'main', windowIndex: 0, paneIndex: 0, currentCommand: 'claude',
-  windowActivity: 0, alternateOn: false, scrollPosition: null, height: 24, currentPath: '/src',
-  options, windowSummary: '', sessionSummary: '', title: '✳ Tidy up', ...over,
+  paneId: '%1',
+  panePid: 100,
+  sessionName: 'main',
+  windowIndex: 0,
+  paneIndex: 0,
+  currentCommand: 'claude',
+  windowActivity: 0,
+  alternateOn: false,
+  scrollPosition: null,
+  height: 24,
+  currentPath: '/src',
+  options,
+  windowSummary: '',
+  sessionSummary: '',
+  title: '✳ Tidy up',
+  ...over,
 });
 
 const stamp = (over: Partial<StampedState> = {}): StampedState => ({
-  state: 'idle', detail: null, source: 'capture', evidenceAt: NOW - 10_000, since: NOW - 10_000, stampedAt: NOW - 500,
-  attention: false, notifiedAt: null, turnAt: 0, hash: 7n, pid: 200, session: null, subagents: [], ...over,
+  state: 'idle',
+  detail: null,
+  source: 'capture',
+  evidenceAt: NOW - 10_000,
+  since: NOW - 10_000,
+  stampedAt: NOW - 500,
+  attention: false,
+  notifiedAt: null,
+  turnAt: 0,
+  hash: 7n,
+  pid: 200,
+  session: null,
+  subagents: [],
+  ...over,
 });
 
 const shell: ProcEntry = { pid: 100, ppid: 1, pgid: 100, tpgid: 100, comm: 'bash' };
-const withClaude: ProcEntry[] = [{ ...shell, tpgid: 200 }, { pid: 200, ppid: 100, pgid: 200, tpgid: 200, comm: 'claude' }];
+const withClaude: ProcEntry[] = [
+  { ...shell, tpgid: 200 },
+  { pid: 200, ppid: 100, pgid: 200, tpgid: 200, comm: 'claude' },
+];
 
 const input = (over: Partial<TriageInput> = {}): TriageInput => ({
-  rec: rec(), prev: null, forced: false, repaint: false, quiet: false, readAt: NOW, vouched: false, stampede: false,
-  procs: null, manifests, fold: DEFAULT_FOLD, watching: false, now: NOW, ...over,
+  rec: rec(),
+  prev: null,
+  forced: false,
+  repaint: false,
+  quiet: false,
+  readAt: NOW,
+  vouched: false,
+  stampede: false,
+  procs: null,
+  manifests,
+  fold: DEFAULT_FOLD,
+  watching: false,
+  now: NOW,
+  ...over,
 });
 
 /** Every option key a removal unsets. */
@@ -94,7 +134,12 @@ describe('triage with the process table', () => {
     expect(removed).toMatchObject({ kind: 'settle', path: 'removed', stamp: null, identity: { kind: 'none' }, look: {} });
     expect(unsets(removed.kind === 'settle' ? removed.cmds : null)).toContain('@agent_state');
     expect(triage(input({ rec: bare, procs: [shell] }))).toEqual({
-      kind: 'settle', path: 'none', stamp: null, identity: { kind: 'none' }, cmds: null, look: { sweepMs: NOT_AGENT_SWEEP_MS },
+      kind: 'settle',
+      path: 'none',
+      stamp: null,
+      identity: { kind: 'none' },
+      cmds: null,
+      look: { sweepMs: NOT_AGENT_SWEEP_MS },
     });
     const anchored = triage(input({ rec: rec({ currentCommand: 'bash', title: 'bash' }, { '@tma_title_match_pid': '200' }), procs: [shell] }));
     expect(anchored).toMatchObject({ kind: 'settle', path: 'none', cmds: [['set-option', '-p', '-u', '-t', '%1', '@tma_title_match_pid']] });
@@ -104,15 +149,31 @@ describe('triage with the process table', () => {
     const reg = { '@agent_name': 'claude', '@agent_session': 's-1' };
     const prev = stamp({ stampedAt: NOW - 60_000, session: 's-1' });
     const onShell = (marker?: number) =>
-      triage(input({ rec: rec({ currentCommand: 'bash' }, marker === undefined ? reg : { ...reg, '@tma_reg_dead_since': String(marker) }), prev, procs: [shell] }));
-    expect(onShell()).toMatchObject({ kind: 'settle', path: 'registered', stamp: prev, identity: { kind: 'agent', pid: 0 }, cmds: [['set-option', '-p', '-t', '%1', '@tma_reg_dead_since', String(NOW)]] });
+      triage(
+        input({ rec: rec({ currentCommand: 'bash' }, marker === undefined ? reg : { ...reg, '@tma_reg_dead_since': String(marker) }), prev, procs: [shell] }),
+      );
+    expect(onShell()).toMatchObject({
+      kind: 'settle',
+      path: 'registered',
+      stamp: prev,
+      identity: { kind: 'agent', pid: 0 },
+      cmds: [['set-option', '-p', '-t', '%1', '@tma_reg_dead_since', String(NOW)]],
+    });
     expect(onShell(NOW - 1000)).toMatchObject({ kind: 'settle', path: 'registered', stamp: prev, cmds: null });
     const reaped = onShell(NOW - 30_000);
     expect(reaped).toMatchObject({ kind: 'settle', path: 'removed', stamp: null });
     expect(unsets(reaped.kind === 'settle' ? reaped.cmds : null)).toContain('@agent_state');
     // Behind ssh something still runs: the marker goes.
-    const ssh: ProcEntry[] = [{ ...shell, tpgid: 300 }, { pid: 300, ppid: 100, pgid: 300, tpgid: 300, comm: 'ssh' }];
+    const ssh: ProcEntry[] = [
+      { ...shell, tpgid: 300 },
+      { pid: 300, ppid: 100, pgid: 300, tpgid: 300, comm: 'ssh' },
+    ];
     const behind = triage(input({ rec: rec({ currentCommand: 'ssh' }, { ...reg, '@tma_reg_dead_since': String(NOW - 1000) }), prev, procs: ssh }));
-    expect(behind).toMatchObject({ kind: 'settle', path: 'registered', identity: { behind: 'remote' }, cmds: [['set-option', '-p', '-u', '-t', '%1', '@tma_reg_dead_since']] });
+    expect(behind).toMatchObject({
+      kind: 'settle',
+      path: 'registered',
+      identity: { behind: 'remote' },
+      cmds: [['set-option', '-p', '-u', '-t', '%1', '@tma_reg_dead_since']],
+    });
   });
 });

@@ -66,7 +66,7 @@ describe('the verb table', () => {
 });
 
 describe('help is written from the table', () => {
-  it('`tma help VERB` and `tma VERB --help` print the entry\'s usage lines, then its help', async () => {
+  it("`tma help VERB` and `tma VERB --help` print the entry's usage lines, then its help", async () => {
     for (const v of Object.keys(table)) {
       const e = table[v]!;
       const want = `usage: ${e.usage.join('\n')}\n${e.help}\n`;
@@ -76,7 +76,7 @@ describe('help is written from the table', () => {
     }
   });
 
-  it('the overview lists every visible verb\'s overview lines, in table order, and no hidden verb', async () => {
+  it("the overview lists every visible verb's overview lines, in table order, and no hidden verb", async () => {
     const text = overview(table);
     let at = 0;
     for (const v of visible) {
@@ -101,7 +101,7 @@ describe('help is written from the table', () => {
 });
 
 describe('completions are written from the table', () => {
-  it('bash: the verb list is the visible verbs, each case is the verb\'s flags, the globals and its words', () => {
+  it("bash: the verb list is the visible verbs, each case is the verb's flags, the globals and its words", () => {
     const s = completionScript('bash', table);
     const top = /compgen -W "([^"]*)" -- "\$cur"\)\)\n {4}return/.exec(s)![1]!.split(' ');
     expect(top).toEqual([...visible, ...globals]);
@@ -134,16 +134,21 @@ describe('parsing is typed by the table', () => {
   });
 
   it('values arrive as their types: booleans true, lists arrays, numbers numbers, aliases resolved', () => {
-    const p = parseArgv(['-L', 'a', 'act', 'approve', '--socket-name=b', '--arg', 'x', '--arg', 'y', '--expect-episode-ms', '1700000000000', '--yes'], VERB_FLAGS);
+    const p = parseArgv(
+      ['-L', 'a', 'act', 'approve', '--socket-name=b', '--arg', 'x', '--arg', 'y', '--expect-episode-ms', '1700000000000', '--yes'],
+      VERB_FLAGS,
+    );
     expect(p.globals['socket-name']).toEqual(['a', 'b']);
     expect(p.opts).toEqual({ arg: ['x', 'y'], 'expect-episode-ms': 1700000000000, yes: true });
     expect(parseArgv(['jump', '-c', '/dev/pts/1'], VERB_FLAGS).opts).toEqual({ client: '/dev/pts/1' });
     expect(parseArgv(['supervise', '--timeout-ms', '500'], VERB_FLAGS).opts['timeout-ms']).toBe(500);
   });
 
-  it('a number flag refuses what is not a plain number, in the verb\'s words', () => {
+  it("a number flag refuses what is not a plain number, in the verb's words", () => {
     for (const bad of ['x', '-1', '1.5', '1e3', '']) {
-      expect(() => parseArgv(['act', 'approve', '--expect-episode-ms', bad], VERB_FLAGS), bad).toThrow(new UsageError(`--expect-episode-ms needs an epoch in ms, got "${bad}"`));
+      expect(() => parseArgv(['act', 'approve', '--expect-episode-ms', bad], VERB_FLAGS), bad).toThrow(
+        new UsageError(`--expect-episode-ms needs an epoch in ms, got "${bad}"`),
+      );
     }
   });
 

@@ -34,10 +34,12 @@ describe('web page: changes mirror', () => {
     const m = new FleetMirror();
     m.apply(first);
     // %2 becomes blocked: it moves up; a new pane on another server of the same host; %3 leaves.
-    const d = m.apply(changes({
-      upserts: [r('a', '%2', 'blocked', 'x:2.0'), r('a', '%2', 'idle', 'x:9.0', 's0'), r('a', '%5', 'idle', 'x:9.0')],
-      removals: [{ host: 'b', server: 's1', pane: '%3' }],
-    }));
+    const d = m.apply(
+      changes({
+        upserts: [r('a', '%2', 'blocked', 'x:2.0'), r('a', '%2', 'idle', 'x:9.0', 's0'), r('a', '%5', 'idle', 'x:9.0')],
+        removals: [{ host: 'b', server: 's1', pane: '%3' }],
+      }),
+    );
     expect(panes(d)).toEqual(['a/%1', 'a/%2', 'a/%2', 'a/%5', 'a/%4']);
     expect(d!.agents.map((a) => `${a.server}:${a.state}`)).toEqual(['s1:blocked', 's1:blocked', 's0:idle', 's1:idle', 's1:idle']);
     expect(d!.schema).toBe(1);
@@ -92,7 +94,7 @@ describe('web page: changes mirror against the hub', () => {
     hub.add(() => recordingSink(written), EMPTY_SELECTOR, 'changes');
     const mirror = new FleetMirror();
     let x = 11;
-    const rnd = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rnd = () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const connect = (host: string) => {
       const o = {};
       owners.set(host, o);
@@ -116,7 +118,14 @@ describe('web page: changes mirror against the hub', () => {
       } else if (k < 0.75) {
         const n = seq.get(host)! + 1;
         seq.set(host, n);
-        store.applyDelta(host, owners.get(host)!, { epoch: EPOCH_A, seq: n, server: SERVER, incarnation: 'i', upserts: [], removals: [`%${Math.floor(rnd() * 8)}`] });
+        store.applyDelta(host, owners.get(host)!, {
+          epoch: EPOCH_A,
+          seq: n,
+          server: SERVER,
+          incarnation: 'i',
+          upserts: [],
+          removals: [`%${Math.floor(rnd() * 8)}`],
+        });
       } else if (k < 0.85) store.linkDown(host, owners.get(host)!, 'closed');
       else {
         store.linkDown(host, owners.get(host)!, 'closed');

@@ -8,8 +8,7 @@ import { startFeed } from '../../hub/web/feed.js';
 
 const row = (pane: string, state: string) => ({ host: 'h', server: 's', pane, state, locator: `x:${pane.slice(1)}.0` });
 const hostH = { host: 'h', reachable: true, stale: false, last_seen_ms: 1, servers: [] };
-const changes = (upserts: unknown[], removals: unknown[] = []) =>
-  ({ schema: 1, type: 'changes', at_ms: 1, upserts, removals, hosts: [], hosts_gone: [] });
+const changes = (upserts: unknown[], removals: unknown[] = []) => ({ schema: 1, type: 'changes', at_ms: 1, upserts, removals, hosts: [], hosts_gone: [] });
 
 /** One stream connection: these lines, then the hub closes it. */
 function sse(lines: unknown[]): Response {
@@ -49,13 +48,7 @@ describe('web page: the feed on the changes stream', () => {
     });
     await vi.waitFor(() => expect(docs.length).toBe(5), { timeout: 10_000, interval: 20 });
     stop();
-    expect(docs).toEqual([
-      ['%1:working'],
-      ['%2:blocked', '%1:working'],
-      ['%2:blocked'],
-      ['%3:idle'],
-      ['%4:working', '%3:idle'],
-    ]);
+    expect(docs).toEqual([['%1:working'], ['%2:blocked', '%1:working'], ['%2:blocked'], ['%3:idle'], ['%4:working', '%3:idle']]);
     expect(asked.length).toBeGreaterThanOrEqual(3);
     for (const a of asked) expect(a).toEqual({ url: '/v1/subscribe?mode=changes', auth: 'Bearer tok-1' });
   }, 15_000);

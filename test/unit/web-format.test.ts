@@ -1,21 +1,55 @@
 import { describe, expect, it } from 'vitest';
 import {
-  actionLabel, ageMs, askText, classOf, countClasses, detailWord, filtersQuery, needsYou, newSlot, parseFilters, passes, rowActions, serverLabel, shortDuration,
-  sseEvents, tabTitle, type PageHost, type PageRow,
+  actionLabel,
+  ageMs,
+  askText,
+  classOf,
+  countClasses,
+  detailWord,
+  filtersQuery,
+  needsYou,
+  newSlot,
+  parseFilters,
+  passes,
+  rowActions,
+  serverLabel,
+  shortDuration,
+  sseEvents,
+  tabTitle,
+  type PageHost,
+  type PageRow,
 } from '../../hub/web/format.js';
 import { Hold, OrderKeeper } from '../../hub/web/order.js';
 
 const row = (over: Partial<PageRow> = {}): PageRow => ({
-  host: 'h', server: '/tmp/tmux-1000/default', pane: '%1', state: 'working', attention: false, detail: null,
-  since_ms: 1_000_000, stamped_at_ms: 1_000_000, stale: false, ...over,
+  host: 'h',
+  server: '/tmp/tmux-1000/default',
+  pane: '%1',
+  state: 'working',
+  attention: false,
+  detail: null,
+  since_ms: 1_000_000,
+  stamped_at_ms: 1_000_000,
+  stale: false,
+  ...over,
 });
 const live = { reachable: true, stale: false, actions_allowed: ['approve', 'deny', 'interrupt'] };
 
 describe('web page: durations', () => {
   it.each([
-    [0, '0s'], [999, '0s'], [1000, '1s'], [59_999, '59s'], [60_000, '1m'], [61_000, '1m'],
-    [3_599_999, '59m'], [3_600_000, '1h'], [3_660_000, '1h 1m'], [86_399_999, '23h 59m'],
-    [86_400_000, '1d'], [86_400_000 + 3_600_000, '1d 1h'], [-5000, '0s'],
+    [0, '0s'],
+    [999, '0s'],
+    [1000, '1s'],
+    [59_999, '59s'],
+    [60_000, '1m'],
+    [61_000, '1m'],
+    [3_599_999, '59m'],
+    [3_600_000, '1h'],
+    [3_660_000, '1h 1m'],
+    [86_399_999, '23h 59m'],
+    [86_400_000, '1d'],
+    [86_400_000 + 3_600_000, '1d 1h'],
+    [-5000, '0s'],
   ])('%i ms reads %s', (ms, text) => {
     expect(shortDuration(ms)).toBe(text);
   });
@@ -91,7 +125,7 @@ describe('web page: ages from since_ms and the host clock offset', () => {
     expect(ageMs(row({ since_ms: 0 }), undefined, NOW)).toBeNull();
   });
 
-  it('stops a stale row at the host\'s last word', () => {
+  it("stops a stale row at the host's last word", () => {
     const r = row({ since_ms: NOW - 600_000, stale: true });
     expect(ageMs(r, { reachable: false, stale: true, clock_offset_ms: 0, last_seen_ms: NOW - 60_000 }, NOW)).toBe(540_000);
   });
@@ -173,7 +207,7 @@ describe('web page: holding order under a finger', () => {
 });
 
 describe('web page: reading the event stream', () => {
-  it('yields each event\'s data once complete, skips keepalives, and keeps the unfinished tail', () => {
+  it("yields each event's data once complete, skips keepalives, and keeps the unfinished tail", () => {
     expect(sseEvents('data: {"a":1}\n\n: keepalive\n\ndata: {"b"')).toEqual({ events: ['{"a":1}'], rest: 'data: {"b"' });
     expect(sseEvents('data: {"b"' + ':2}\n\n')).toEqual({ events: ['{"b":2}'], rest: '' });
     expect(sseEvents('data:x\ndata: y\n\n')).toEqual({ events: ['x\ny'], rest: '' });

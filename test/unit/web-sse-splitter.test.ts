@@ -29,7 +29,7 @@ describe('web page: splitting the stream chunk by chunk', () => {
       const whole = sseEvents(text).events;
       const split = new SseSplitter();
       const got: string[] = [];
-      for (let i = 0; i < text.length; ) {
+      for (let i = 0; i < text.length;) {
         const n = 1 + Math.floor(r() * 9);
         got.push(...split.push(text.slice(i, i + n)));
         i += n;

@@ -46,11 +46,8 @@ export function claudeStatusline(text: string): ContextReport | null {
   // (rate_limits) that must not pass for the gauge. A payload without the key at all is read
   // whole, as the reference does; `context_window: null` has no reading (a clear).
   const scoped = objectOf(text, 'context_window');
-  const ctx = scoped === undefined ? text : scoped ?? '';
-  const tokens =
-    version !== null && atLeast(version, CLAUDE_TOKENS_FROM) && scoped !== undefined
-      ? count(findNumber(ctx, 'total_input_tokens'))
-      : null;
+  const ctx = scoped === undefined ? text : (scoped ?? '');
+  const tokens = version !== null && atLeast(version, CLAUDE_TOKENS_FROM) && scoped !== undefined ? count(findNumber(ctx, 'total_input_tokens')) : null;
   const used = findNumber(ctx, 'used_percentage');
   if (used === null) return { session, pct: null, tokens: null };
   if (used < 0 || used > 100) return null;

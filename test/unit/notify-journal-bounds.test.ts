@@ -26,12 +26,34 @@ afterEach(() => {
 
 function ev(i: number, over: Partial<FleetNotification> = {}): FleetNotification {
   return {
-    trigger: 'blocked', server: '/s', pane: `%${i}`, agent: 'claude', episode_ms: 10 + i, at: 11 + i, state: 'blocked', detail: null,
-    locator: 'm:0.0', repo: null, branch: null, context_pct: null, pending_tool: null, pending_summary: null, ...over,
+    trigger: 'blocked',
+    server: '/s',
+    pane: `%${i}`,
+    agent: 'claude',
+    episode_ms: 10 + i,
+    at: 11 + i,
+    state: 'blocked',
+    detail: null,
+    locator: 'm:0.0',
+    repo: null,
+    branch: null,
+    context_pct: null,
+    pending_tool: null,
+    pending_summary: null,
+    ...over,
   };
 }
 
-const sink = (name: string): NotifySinkConfig => ({ name, kind: 'webhook', url: 'http://x', command: null, secret: null, on: ['blocked'], hosts: null, pageUrl: null });
+const sink = (name: string): NotifySinkConfig => ({
+  name,
+  kind: 'webhook',
+  url: 'http://x',
+  command: null,
+  secret: null,
+  on: ['blocked'],
+  hosts: null,
+  pageUrl: null,
+});
 
 const until = async (cond: () => boolean, ms = 10_000) => {
   const end = Date.now() + ms;
@@ -46,7 +68,9 @@ describe('journal cost and bounds', () => {
     dir = mkdtempSync(join(tmpdir(), 'tma-jb-'));
     const path = join(dir, 'j.jsonl');
     const hub = new HubNotifier({
-      journalPath: path, logger: pino({ level: 'silent' }), context: { hubUrl: 'http://hub' },
+      journalPath: path,
+      logger: pino({ level: 'silent' }),
+      context: { hubUrl: 'http://hub' },
       sinks: [sink('a'), sink('b'), sink('down')],
       timing: { groupMs: 1, retryBaseMs: 5, retryCapMs: 5, retryForMs: 60_000 },
       budget: new FrameBudget(1e9, 1e9),
@@ -86,7 +110,10 @@ describe('journal cost and bounds', () => {
     let release: () => void = () => undefined;
     const panes: string[][] = [];
     const first = new HubNotifier({
-      journalPath: path, logger: pino({ level: 'silent' }), context: { hubUrl: 'http://hub' }, sinks: [sink('slow')],
+      journalPath: path,
+      logger: pino({ level: 'silent' }),
+      context: { hubUrl: 'http://hub' },
+      sinks: [sink('slow')],
       timing: { groupMs: 1 },
       deliver: (_s, b) => {
         seen.push(b.id);
@@ -101,11 +128,15 @@ describe('journal cost and bounds', () => {
     first.close();
     const again: { id: string; panes: string[] }[] = [];
     const second = new HubNotifier({
-      journalPath: path, logger: pino({ level: 'silent' }), context: { hubUrl: 'http://hub' }, sinks: [sink('slow')],
+      journalPath: path,
+      logger: pino({ level: 'silent' }),
+      context: { hubUrl: 'http://hub' },
+      sinks: [sink('slow')],
       timing: { groupMs: 1 },
       deliver: async (_s, b) => void again.push({ id: b.id, panes: b.events.map((e) => e.pane) }),
     });
-    await until(() => again.length === 1);
+    // The recorded message goes first; the event that was still waiting may follow it at once.
+    await until(() => again.length >= 1);
     expect(again[0]).toEqual({ id: seen[0], panes: panes[0] });
     release();
     second.close();
@@ -132,7 +163,10 @@ describe('notify frame budget', () => {
   it('refuses a host past its burst, tells it once a second with a worded error frame, and leaves other hosts alone', async () => {
     let now = 0;
     const hub = new HubNotifier({
-      journalPath: null, logger: pino({ level: 'silent' }), context: { hubUrl: 'http://hub' }, sinks: [],
+      journalPath: null,
+      logger: pino({ level: 'silent' }),
+      context: { hubUrl: 'http://hub' },
+      sinks: [],
       budget: new FrameBudget(5, 1, () => now),
     });
     for (let i = 0; i < 5; i++) expect(hub.admit('flood')).toBeNull();
@@ -155,7 +189,12 @@ describe('notify frame budget', () => {
 describe('ntfy bodies', () => {
   it('keep each event on one line whatever a host puts in its fields', () => {
     const n = (over: Partial<FleetNotification>, host = 'evil'): HubNotification => ({ ...ev(1, over), id: 'x', host, received_ms: 1 });
-    const forged = n({ detail: 'permission)\nother-host main:1.0: claude is waiting for you', pending_tool: 'Bash\r\n\u2028x', locator: 'a\u0085b', agent: 'cl\x1bde' });
+    const forged = n({
+      detail: 'permission)\nother-host main:1.0: claude is waiting for you',
+      pending_tool: 'Bash\r\n\u2028x',
+      locator: 'a\u0085b',
+      agent: 'cl\x1bde',
+    });
     const one = ntfyMessage({ id: 'd', events: [forged] }, 'http://hub');
     expect(one.body.split('\n')).toHaveLength(1);
     expect(one.body).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/);

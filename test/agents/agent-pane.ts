@@ -117,8 +117,8 @@ export class AgentPane {
       },
       `${o.agent} ready in ${this.pane}`,
       90_000,
-    ).catch((e: Error) => {
-      throw new Error(`${e.message}\n--- screen ---\n${this.screen()}\n--- requests ---\n${this.fake.requests.join('\n')}`);
+    ).catch((e: unknown) => {
+      throw new Error(`${(e as Error).message}\n--- screen ---\n${this.screen()}\n--- requests ---\n${this.fake.requests.join('\n')}`);
     });
   }
 

@@ -75,7 +75,7 @@ export function setUpAgent(name: AgentName, d: AgentDirs): AgentSetup {
           DISABLE_TELEMETRY: '1',
           DISABLE_ERROR_REPORTING: '1',
         },
-        launch: `${agentBin('claude')}`,
+        launch: agentBin('claude'),
         promptShown: /Do you want to proceed\?/,
         readyShown: /^\s*[>❯]\s/m,
       };
@@ -105,7 +105,7 @@ export function setUpAgent(name: AgentName, d: AgentDirs): AgentSetup {
         name,
         asks: true,
         env: { OPENAI_API_KEY: KEY },
-        launch: `${agentBin('codex')}`,
+        launch: agentBin('codex'),
         promptShown: /Would you like to run the following command\?|Allow command|Yes, proceed/,
         readyShown: /fake-model \S+ · /,
         // After `tma install-hooks codex`, Codex asks once to trust the new hooks.
@@ -142,7 +142,7 @@ export function setUpAgent(name: AgentName, d: AgentDirs): AgentSetup {
           OPENCODE_DISABLE_SHARE: '1',
           BUN_INSTALL_CACHE_DIR: join(agentsCache(), 'opencode-bun-cache'),
         },
-        launch: `${agentBin('opencode')}`,
+        launch: agentBin('opencode'),
         promptShown: /Permission required|Allow once/,
         readyShown: /Ask anything|ctrl\+p/i,
       };
@@ -163,7 +163,7 @@ export function setUpAgent(name: AgentName, d: AgentDirs): AgentSetup {
         name,
         asks: true,
         env: { GEMINI_API_KEY: KEY, GOOGLE_GEMINI_BASE_URL: d.url, GEMINI_CLI_NO_RELAUNCH: 'true' },
-        launch: `${agentBin('gemini')}`,
+        launch: agentBin('gemini'),
         promptShown: /Allow once|Allow execution/,
         readyShown: /Type your message/,
       };

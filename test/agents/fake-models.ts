@@ -111,9 +111,9 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
       } catch {
         json = {};
       }
-      route(req, res, json).catch((e: Error) => {
+      route(req, res, json).catch((e: unknown) => {
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: e.message } }));
+        res.end(JSON.stringify({ error: { message: (e as Error).message } }));
       });
     });
   });
@@ -136,17 +136,26 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
   async function route(req: IncomingMessage, res: ServerResponse, json: Record<string, unknown>): Promise<void> {
     const path = (req.url ?? '').split('?')[0] ?? '';
     if (req.method === 'GET') {
-      if (path.endsWith('/models'))
-        return sendJson(res, 200, { object: 'list', data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'tma' }], models: [] });
-      return sendJson(res, 200, {});
+      if (path.endsWith('/models')) {
+        sendJson(res, 200, { object: 'list', data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'tma' }], models: [] });
+        return;
+      }
+      sendJson(res, 200, {});
+      return;
     }
-    if (path.endsWith('/messages/count_tokens')) return sendJson(res, 200, { input_tokens: 10 });
+    if (path.endsWith('/messages/count_tokens')) {
+      sendJson(res, 200, { input_tokens: 10 });
+      return;
+    }
     if (path.endsWith('/messages')) return anthropic(res, json);
     if (path.endsWith('/responses')) return responses(res, json);
     if (path.endsWith('/chat/completions')) return chat(res, json);
-    if (path.includes(':countTokens')) return sendJson(res, 200, { totalTokens: 10 });
+    if (path.includes(':countTokens')) {
+      sendJson(res, 200, { totalTokens: 10 });
+      return;
+    }
     if (path.includes(':streamGenerateContent') || path.includes(':generateContent')) return gemini(res, json, path.includes(':stream'));
-    return sendJson(res, 404, { error: { message: `fake model server: no route ${path}` } });
+    sendJson(res, 404, { error: { message: `fake model server: no route ${path}` } });
   }
 
   const argsFor = (command: string) => ({ ...opts.extraArgs, command });
@@ -185,12 +194,13 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
         ? { type: 'tool_use', id: call.id, name: 'Bash', input: { command: call.command, description: 'Append a line to a file' } }
         : { type: 'text', text: 'Done: the command ran.' };
     if (json.stream !== true) {
-      return sendJson(res, 200, {
+      sendJson(res, 200, {
         ...message,
         content: [blockFor()],
         stop_reason: call ? 'tool_use' : 'end_turn',
         usage: { input_tokens: 10, output_tokens: 5 },
       });
+      return;
     }
     const sse = sseStart(res);
     sse('message_start', { type: 'message_start', message });
@@ -302,12 +312,13 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
       const message = call
         ? { role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: fn }] }
         : { role: 'assistant', content: 'Done: the command ran.' };
-      return sendJson(res, 200, {
+      sendJson(res, 200, {
         ...base,
         object: 'chat.completion',
         choices: [{ index: 0, message, finish_reason: call ? 'tool_calls' : 'stop' }],
         usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
       });
+      return;
     }
     const sse = sseStart(res);
     sse(null, { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
@@ -347,7 +358,10 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
       ? [{ functionCall: { id: call.id, name: 'run_shell_command', args: { ...argsFor(call.command), description: 'Append a line to a file' } } }]
       : [{ text: jsonAnswer(json) ?? 'Done: the command ran.' }];
     const chunk = { candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], usageMetadata, modelVersion: 'gemini-2.5-pro' };
-    if (!stream) return sendJson(res, 200, chunk);
+    if (!stream) {
+      sendJson(res, 200, chunk);
+      return;
+    }
     const sse = sseStart(res);
     sse(null, { candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, index: 0 }], usageMetadata, modelVersion: 'gemini-2.5-pro' });
     await wait(hold);

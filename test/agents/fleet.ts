@@ -46,8 +46,8 @@ export async function startFleet(server: AgentTmux): Promise<Fleet> {
   let out = '';
   const start = (args: string[], extra: Record<string, string> = {}) => {
     const c = spawn(process.execPath, [join(REPO, 'bin/tma.js'), ...args], { env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
-    c.stdout!.on('data', (d) => (out += d));
-    c.stderr!.on('data', (d) => (out += d));
+    c.stdout.on('data', (d) => (out += d));
+    c.stderr.on('data', (d) => (out += d));
     children.push(c);
     return c;
   };

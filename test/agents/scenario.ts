@@ -7,6 +7,12 @@ import { execFile } from 'node:child_process';
 import type { AgentPane } from './agent-pane.js';
 import { HOST, type Fleet } from './fleet.js';
 
+/**
+ * An approve that answered the prompt: `sent` when keys went to the pane, `replied` when the
+ * agent's own API took the answer (OpenCode's plugin). Anything else left the prompt up.
+ */
+export const answered = (outcome: string | undefined): boolean => outcome === 'sent' || outcome === 'replied';
+
 export const PROMPT = 'Please append a line to ran.txt';
 
 export interface Look {
@@ -169,7 +175,7 @@ export async function runScenario(p: AgentPane, cell: Omit<CellRecord, 'toolResu
     // Idle is judged once the model's closing text has gone out (not before: an early "idle"
     // would also count the tool results too soon), with a second for the agent to draw it.
     // An approve that was refused leaves the prompt up: nothing more will happen, one reading.
-    if (p.setup.asks && rec.approve?.outcome !== 'sent') {
+    if (p.setup.asks && !answered(rec.approve?.outcome)) {
       rec.final = await lsLook(p);
       throw new Error(`the approve was not sent: ${rec.approve?.raw}`);
     }

@@ -4,7 +4,11 @@
 import { spawn } from 'node:child_process';
 
 const HOOK = '@@TMA_HOOK@@';
-const EVENTS = ['session_start', 'before_agent_start', 'tool_execution_start', 'agent_settled', 'session_shutdown'];
+// A run's start and end: pi 0.73 ends a run with agent_end and has no agent_settled; pi 1.x sends
+// agent_settled once it will not go on by itself. A retry or a compaction after agent_end starts a
+// run of its own with agent_start (no new prompt), which claims working again.
+const EVENTS = ['session_start', 'before_agent_start', 'agent_start', 'tool_execution_start', 'agent_end', 'agent_settled', 'session_shutdown'];
+const RUN_ENDS = ['agent_end', 'agent_settled'];
 
 // A hook that hangs must not hold back the events behind it for ever.
 const HOOK_TIMEOUT_MS = 5000;
@@ -66,7 +70,7 @@ export default function tmaBridge(pi) {
     pi.on(name, async (_event, ctx) => {
       const session_id = sessionId(ctx);
       forward(name, { session_id });
-      if (name === 'agent_settled') forward('context', { session_id, context_usage: contextUsage(ctx) });
+      if (RUN_ENDS.includes(name)) forward('context', { session_id, context_usage: contextUsage(ctx) });
     });
   }
 }

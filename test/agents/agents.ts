@@ -1,12 +1,22 @@
 // How each real agent is set up for the suite: a temp HOME (and XDG dirs) holding the config
 // that points it at the fake model server and pre-accepts its first-run dialogs, the command a
 // person types to start it, and what its screen shows when it asks for permission.
+// TMA_AGENTS_ONLY=pi,opencode (a comma list of agent names) runs only those agents' cells.
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { agentBin, agentsCache } from '../../tools/agents-versions.mjs';
 
 export type AgentName = 'claude' | 'codex' | 'opencode' | 'gemini' | 'pi';
+
+/** The agents of `all` named in TMA_AGENTS_ONLY (a comma list), or all of them when it is unset. */
+export function agentsOnly(all: AgentName[]): AgentName[] {
+  const only = (process.env.TMA_AGENTS_ONLY ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  return only.length === 0 ? all : all.filter((a) => only.includes(a));
+}
 
 export interface AgentSetup {
   name: AgentName;

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentPane } from './agent-pane.js';
 import { AgentTmux } from './agent-tmux.js';
-import type { AgentName } from './agents.js';
+import { agentsOnly, type AgentName } from './agents.js';
 import { startFleet, type Fleet } from './fleet.js';
 import { record } from './results.js';
 import { runScenario, type CellRecord, answered } from './scenario.js';
@@ -40,7 +40,7 @@ async function inPool<T>(items: T[], n: number, fn: (t: T) => Promise<void>): Pr
   );
 }
 
-const AGENTS: AgentName[] = ['claude', 'codex', 'opencode', 'gemini', 'pi'];
+const AGENTS: AgentName[] = agentsOnly(['claude', 'codex', 'opencode', 'gemini', 'pi']);
 
 /** Every agent's cells, for the numbered failures read off the matrix at the end. */
 const all: CellRecord[] = [];

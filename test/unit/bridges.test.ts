@@ -1,13 +1,18 @@
 // Our OpenCode and pi bridges, run by node against a fake plugin host: the hook calls each makes
 // for its pane land in the order the agent sent the events, and the OpenCode bridge's reply route
-// answers each permission request at most once through the in-process client OpenCode hands plugins.
+// answers each permission request at most once through the in-process client OpenCode hands plugins;
+// the pi bridge, fed the events real pi fires for a turn, leaves the claims that turn means.
 
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mapEvent } from '../../collector/core/hook-event.js';
+import { loadManifestSet } from '../../collector/core/manifest-load.js';
+import { bundledManifestDir, readManifestFiles } from '../../collector/manifest-files.js';
 
+const set = loadManifestSet(readManifestFiles(bundledManifestDir()), []);
 const BRIDGE = readFileSync(new URL('../../bridges/opencode-plugin.js', import.meta.url), 'utf8');
 
 let dir = '';
@@ -131,27 +136,79 @@ describe('OpenCode bridge: the reply route', () => {
   });
 });
 
+type PiHandler = (e: unknown, ctx: unknown) => Promise<void>;
+
+/** Our pi extension loaded the way pi loads it, in a pane, with `hook` (a shell script) as tma-hook. */
+async function loadPiBridge(hookBody: string): Promise<Map<string, PiHandler>> {
+  const src = readFileSync(new URL('../../bridges/pi-extension.js', import.meta.url), 'utf8');
+  const hook = join(dir, 'pi-hook.sh');
+  writeFileSync(hook, `#!/bin/sh\np=$(cat)\n${hookBody}\n`);
+  chmodSync(hook, 0o755);
+  const file = join(dir, `pi-${n++}.mjs`);
+  writeFileSync(file, src.replaceAll('@@TMA_HOOK@@', hook));
+  const handlers = new Map<string, PiHandler>();
+  const mod = (await import(pathToFileURL(file).href)) as { default(pi: unknown): void };
+  const before = process.env.TMUX_PANE;
+  process.env.TMUX_PANE = '%9';
+  try {
+    mod.default({ on: (name: string, h: PiHandler) => handlers.set(name, h) });
+  } finally {
+    if (before === undefined) delete process.env.TMUX_PANE;
+    else process.env.TMUX_PANE = before;
+  }
+  return handlers;
+}
+
 describe('pi bridge: hook order', () => {
   it('a turn that settles at once still reaches the hook after its start', async () => {
-    const src = readFileSync(new URL('../../bridges/pi-extension.js', import.meta.url), 'utf8');
-    const hook = join(dir, 'pi-hook.sh');
     // The start takes longer than the end, as a slow process start would.
-    writeFileSync(hook, `#!/bin/sh\np=$(cat)\ncase "$2" in before_agent_start) sleep 0.4;; esac\necho "$2" >> ${join(dir, 'hook.log')}\n`);
-    chmodSync(hook, 0o755);
-    const file = join(dir, `pi-${n++}.mjs`);
-    writeFileSync(file, src.replaceAll('@@TMA_HOOK@@', hook));
-    const handlers = new Map<string, (e: unknown, ctx: unknown) => Promise<void>>();
-    const mod = (await import(pathToFileURL(file).href)) as { default(pi: unknown): void };
-    const before = process.env.TMUX_PANE;
-    process.env.TMUX_PANE = '%9';
-    try {
-      mod.default({ on: (name: string, h: (e: unknown, ctx: unknown) => Promise<void>) => handlers.set(name, h) });
-    } finally {
-      if (before === undefined) delete process.env.TMUX_PANE;
-      else process.env.TMUX_PANE = before;
-    }
+    const handlers = await loadPiBridge(`case "$2" in before_agent_start) sleep 0.4;; esac\necho "$2" >> ${join(dir, 'hook.log')}`);
     await handlers.get('before_agent_start')!({}, {});
     await handlers.get('agent_settled')!({}, {});
     expect(await hookLines(3)).toEqual(['before_agent_start', 'agent_settled', 'context']);
+  });
+});
+
+// What pi fires for a prompt whose answer runs one tool, in order (its extension docs' lifecycle).
+// pi 0.73 ends a run with agent_end and has no agent_settled; pi 1.x adds agent_settled once it
+// will not go on by itself (a retry, a compaction or queued messages start another run first).
+const TOOL_TURN = ['turn_start', 'tool_execution_start', 'tool_execution_end', 'turn_end', 'turn_start', 'turn_end'];
+const PI_0_73 = ['session_start', 'input', 'before_agent_start', 'agent_start', ...TOOL_TURN, 'agent_end'];
+const PI_1_X = [...PI_0_73, 'agent_before_settle', 'agent_settled'];
+// pi 0.73 retrying after a failed run: agent_end, then a run of its own, with no new prompt.
+const PI_0_73_RETRY = ['session_start', 'before_agent_start', 'agent_start', 'turn_start', 'turn_end', 'agent_end', 'agent_start', ...TOOL_TURN, 'agent_end'];
+
+describe('pi bridge: the claims a real turn leaves', () => {
+  const pi = set.manifests.find((m) => m.name === 'pi')!;
+
+  /** Fire `events` as pi does (to whoever subscribed), then the state claims tma-hook was handed, in order. */
+  async function claims(events: string[], cut = events.length): Promise<string[]> {
+    const handlers = await loadPiBridge(`echo "$2" >> ${join(dir, 'hook.log')}`);
+    for (const e of events.slice(0, cut)) await handlers.get(e)?.({ type: e }, {});
+    // session_shutdown is always forwarded, last: once it is logged, every call before it is.
+    await handlers.get('session_shutdown')!({ type: 'session_shutdown' }, {});
+    const log = join(dir, 'hook.log');
+    const deadline = Date.now() + 10_000;
+    while (!(existsSync(log) && readFileSync(log, 'utf8').includes('session_shutdown')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    return (await hookLines(0))
+      .map((kind) => mapEvent(pi, kind, '{}'))
+      .flatMap((m) => (m.kind === 'state' ? [`${m.state}${m.turnEnd ? ' turn_end' : ''}`] : []));
+  }
+
+  it('pi 0.73: the run ending leaves idle at a turn end, not the working of its start', async () => {
+    const got = await claims(PI_0_73);
+    expect(got[0]).toBe('working');
+    expect(got.at(-1)).toBe('idle turn_end');
+  });
+
+  it('pi 1.x: the settled run leaves idle at a turn end', async () => {
+    expect((await claims(PI_1_X)).at(-1)).toBe('idle turn_end');
+  });
+
+  it('pi 0.73: a retry after agent_end claims working again, and its own end idle', async () => {
+    const retryStarts = PI_0_73_RETRY.indexOf('agent_start', PI_0_73_RETRY.indexOf('agent_end'));
+    expect((await claims(PI_0_73_RETRY, retryStarts + 1)).at(-1)).toBe('working');
+    rmSync(join(dir, 'hook.log'), { force: true });
+    expect((await claims(PI_0_73_RETRY)).at(-1)).toBe('idle turn_end');
   });
 });

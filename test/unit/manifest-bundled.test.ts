@@ -193,7 +193,9 @@ describe('bundled agent manifests', () => {
       'session_start start',
       'session_shutdown end',
       'before_agent_start working',
+      'agent_start working',
       'tool_execution_start working',
+      'agent_end idle turn_end',
       'agent_settled idle turn_end',
     ]);
     expect(shape(m)).toEqual(['r0 working p10 visible', 'r1 idle p5 visible']);

@@ -8,6 +8,15 @@ import { agentBin, agentsCache } from '../../tools/agents-versions.mjs';
 
 export type AgentName = 'claude' | 'codex' | 'opencode' | 'gemini' | 'pi';
 
+/**
+ * `TMA_AGENTS_ONLY=opencode,gemini` runs only those agents' cases (a closer look at one agent);
+ * unset, every agent runs. Cases of the agents left out are skipped, never counted as passed.
+ */
+export function selected(name: AgentName): boolean {
+  const only = process.env.TMA_AGENTS_ONLY?.trim();
+  return !only || only.split(',').some((n) => n.trim() === name);
+}
+
 export interface AgentSetup {
   name: AgentName;
   /** Does this agent ask permission before running a shell command? (pi does not) */

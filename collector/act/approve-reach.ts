@@ -24,10 +24,9 @@ export function approveLane(
 ): ApproveReach {
   const approve = actions.find((a) => a.name === 'approve');
   if (!approve || approve.kind !== 'keys') return { lane: null, reachable: false, reason: 'no approve action is loaded', endpoint: null };
-  // The broker's rule (gate.ts laneFor): the API once the agent announced an endpoint (its
-  // prompts then name their request), else keys. No prompt is showing, so no request to check.
+  // The broker's rule (gate.ts laneFor): the API once an endpoint is known, else keys.
   const endpoint = agent in approve.api ? endpointFor(paneEndpoint, agent, apiBase) : null;
-  const lane = laneFor(approve, agent, endpoint !== null);
+  const lane = laneFor(approve, agent, endpoint);
   if (lane === 'api') return { lane, reachable: true, reason: null, endpoint };
   if (lane === 'keys') return { lane, reachable: true, reason: null, endpoint: null };
   if (agent in approve.api) {

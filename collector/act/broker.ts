@@ -13,7 +13,7 @@ import { replyPermission } from './api-lane.js';
 import { runCommand } from './exec.js';
 import { baseEnv, execEnv } from './exec-env.js';
 import { readPaneFacts, type PaneFacts } from './facts.js';
-import { apiPrecondition, apiTransportFor, binderRefusal, endpointFor, gate, fireLane } from './gate.js';
+import { apiPrecondition, apiTransportFor, binderRefusal, endpointFor, gate, laneFor } from './gate.js';
 import { formatLockValue, holdsLock, LOCK_SLACK_MS, lockExpiry, lockHeld, nonceFromBytes } from './lock-value.js';
 import { actResult, type ActReason, type ActResult, type GateReason } from './outcome.js';
 import { claimSlot, isInFlightRecord, readReplay, receiptPath, receiptsDir, recordResult } from './receipts.js';
@@ -300,7 +300,7 @@ async function fireLocked(o: FireOptions): Promise<ActResult> {
 
     if (action.kind === 'keys') {
       const ep = endpointFor(g.apiEndpoint, g.agent, o.apiBase ?? {});
-      const api = fireLane(action, g.agent, g.permissionRequest, ep) === 'api' ? apiTransportFor(action, g.agent) : null;
+      const api = laneFor(action, g.agent, ep) === 'api' ? apiTransportFor(action, g.agent) : null;
       const answeredAt = now();
       const answered = formatAnswered({ promptId: g.promptId ?? null, at: answeredAt, nonce });
       const mark: string[] = ['set-option', '-p', '-t', pane, ANSWERED_KEY, answered];

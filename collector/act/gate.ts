@@ -107,27 +107,24 @@ export type Lane = 'api' | 'keys';
 
 /**
  * How a keys action answers this agent, one rule for every agent: over the agent's API when the
- * manifest routes it there and the API can be used (`apiReady`: an endpoint is known and, for a
- * fire, the pane names the request; the reply names it and cannot hit another one), else with
- * the agent's keys when the manifest lists some (bound to the prompt seen on screen), else not at
- * all. So an OpenCode started without its plugin, which announces no endpoint, gets keys.
+ * manifest routes it there and an endpoint is known for the pane (the reply names the request and
+ * cannot hit another one), else with the agent's keys when the manifest lists some (bound to the
+ * prompt seen on screen), else not at all. So an OpenCode started without its plugin, which
+ * announces no endpoint, is answered with keys; one with the plugin only ever through its API.
  */
-export function laneFor(action: ActionManifest, agent: string | null, apiReady: boolean): Lane | null {
+export function laneFor(action: ActionManifest, agent: string | null, endpoint: string | null): Lane | null {
   if (action.kind !== 'keys' || agent === null) return null;
-  if (apiTransportFor(action, agent) !== null && apiReady) return 'api';
+  if (apiTransportFor(action, agent) !== null && endpoint !== null) return 'api';
   if ((action.keys[agent]?.length ?? 0) > 0) return 'keys';
   return null;
 }
 
-/** The lane a fire takes on a pane showing this request with this endpoint. */
-export function fireLane(action: ActionManifest, agent: string | null, permissionRequest: string | null, endpoint: string | null): Lane | null {
-  return laneFor(action, agent, endpoint !== null && validRequestId(permissionRequest));
-}
-
-/** Lane preconditions (not skipped by --force): an agent routed to the API alone needs a request and an endpoint. */
+/** Lane preconditions (not skipped by --force): the API lane needs a request to name; no lane is no way in. */
 export function apiPrecondition(action: ActionManifest, agent: string | null, permissionRequest: string | null, endpoint: string | null): GateReason | null {
   if (apiTransportFor(action, agent) === null) return null;
-  return fireLane(action, agent, permissionRequest, endpoint) === null ? 'requires-unmet' : null;
+  const lane = laneFor(action, agent, endpoint);
+  if (lane === null || (lane === 'api' && !validRequestId(permissionRequest))) return 'requires-unmet';
+  return null;
 }
 
 /** Binders: the caller quoted what it saw; the pane must still show exactly that. */

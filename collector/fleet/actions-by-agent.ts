@@ -14,9 +14,10 @@ export function actionsByAgent(actions: readonly ActionManifest[], allowed: read
   for (const a of actions) {
     if (!allowed.includes(a.name)) continue;
     if (a.kind === 'keys') {
-      // An agent with keys is reachable whatever the pane names (the broker answers by API when
-      // the pane names a request, else with the keys: gate.ts laneFor); "api" means the API
-      // alone, which needs the pane's request.
+      // An agent with keys may be reached whatever the pane names (the broker takes the API when
+      // an endpoint is known for the pane, else the keys: gate.ts laneFor; the endpoint never
+      // leaves the host, and its gate stands behind the button); "api" is the API alone, which
+      // needs the pane's request.
       for (const agent of Object.keys(a.api)) put(agent, a.name, 'api');
       for (const agent of Object.keys(a.keys)) put(agent, a.name, 'keys');
     } else {

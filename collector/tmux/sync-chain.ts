@@ -36,9 +36,9 @@ function markerNonce(): string {
  * has no getBuiltinModule; the CommonJS bundle then uses its require.
  */
 function childProcess(): typeof ChildProcess {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the CommonJS bundle's way in (see above)
   const cp =
     (process.getBuiltinModule?.('node:child_process') as typeof ChildProcess | undefined) ??
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the CommonJS bundle's way in (see above)
     (typeof require === 'function' ? (require('node:child_process') as typeof ChildProcess) : undefined);
   if (!cp) throw new TmuxError('failed', '', 'cannot load node:child_process here');
   return cp;

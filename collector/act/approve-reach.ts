@@ -4,7 +4,7 @@
 
 import { connect } from 'node:net';
 import type { ActionManifest } from '../core/action-manifest.js';
-import { endpointFor } from './gate.js';
+import { endpointFor, laneFor } from './gate.js';
 
 export interface ApproveReach {
   lane: 'keys' | 'api' | null;
@@ -24,19 +24,19 @@ export function approveLane(
 ): ApproveReach {
   const approve = actions.find((a) => a.name === 'approve');
   if (!approve || approve.kind !== 'keys') return { lane: null, reachable: false, reason: 'no approve action is loaded', endpoint: null };
+  // The broker's rule (gate.ts laneFor): the API once an endpoint is known, else keys.
+  const endpoint = agent in approve.api ? endpointFor(paneEndpoint, agent, apiBase) : null;
+  const lane = laneFor(approve, agent, endpoint);
+  if (lane === 'api') return { lane, reachable: true, reason: null, endpoint };
+  if (lane === 'keys') return { lane, reachable: true, reason: null, endpoint: null };
   if (agent in approve.api) {
-    const endpoint = endpointFor(paneEndpoint, agent, apiBase);
-    if (endpoint === null) {
-      return {
-        lane: 'api',
-        reachable: false,
-        reason: `no API endpoint: the ${agent} plugin has not reported one (tma install-hooks ${agent}, then restart ${agent})`,
-        endpoint: null,
-      };
-    }
-    return { lane: 'api', reachable: true, reason: null, endpoint };
+    return {
+      lane: 'api',
+      reachable: false,
+      reason: `no API endpoint: the ${agent} plugin has not reported one (tma install-hooks ${agent}, then restart ${agent})`,
+      endpoint: null,
+    };
   }
-  if (agent in approve.keys && approve.keys[agent]!.length > 0) return { lane: 'keys', reachable: true, reason: null, endpoint: null };
   return { lane: null, reachable: false, reason: `the approve action has no keys for ${agent}`, endpoint: null };
 }
 

@@ -13,7 +13,7 @@ import { replyPermission } from './api-lane.js';
 import { runCommand } from './exec.js';
 import { baseEnv, execEnv } from './exec-env.js';
 import { readPaneFacts, type PaneFacts } from './facts.js';
-import { apiPrecondition, apiTransportFor, binderRefusal, endpointFor, gate } from './gate.js';
+import { apiPrecondition, apiTransportFor, binderRefusal, endpointFor, gate, laneFor } from './gate.js';
 import { formatLockValue, holdsLock, LOCK_SLACK_MS, lockExpiry, lockHeld, nonceFromBytes } from './lock-value.js';
 import { actResult, type ActReason, type ActResult, type GateReason } from './outcome.js';
 import { claimSlot, isInFlightRecord, readReplay, receiptPath, receiptsDir, recordResult } from './receipts.js';
@@ -299,15 +299,15 @@ async function fireLocked(o: FireOptions): Promise<ActResult> {
     if (under !== null) return done('refused', under);
 
     if (action.kind === 'keys') {
-      const api = apiTransportFor(action, g.agent);
+      const ep = endpointFor(g.apiEndpoint, g.agent, o.apiBase ?? {});
+      const api = laneFor(action, g.agent, ep) === 'api' ? apiTransportFor(action, g.agent) : null;
       const answeredAt = now();
       const answered = formatAnswered({ promptId: g.promptId ?? null, at: answeredAt, nonce });
       const mark: string[] = ['set-option', '-p', '-t', pane, ANSWERED_KEY, answered];
       const since = g.stamp?.since ?? 0;
       const remember = () => recordAnswer(stateDir, socket, pane, { promptId: g.promptId ?? null, at: answeredAt, since }, o.onNote);
       if (api !== null) {
-        const ep = endpointFor(g.apiEndpoint, g.agent, o.apiBase ?? {})!;
-        const end = await replyPermission(ep, g.permissionRequest!, api.reply, action.timeoutMs);
+        const end = await replyPermission(ep!, g.permissionRequest!, api.reply, action.timeoutMs);
         if (end.kind === 'replied') {
           remember();
           await runner.run(mark).catch(() => undefined);

@@ -103,10 +103,27 @@ export function endpointFor(paneEndpoint: string | null, agent: string | null, a
   return validEndpoint(fallback ?? null) ? fallback! : null;
 }
 
-/** API-lane preconditions (not skipped by --force): a request to answer and somewhere to send it. */
+export type Lane = 'api' | 'keys';
+
+/**
+ * How a keys action answers this agent, one rule for every agent: over the agent's API when the
+ * manifest routes it there and an endpoint is known for the pane (the reply names the request and
+ * cannot hit another one), else with the agent's keys when the manifest lists some (bound to the
+ * prompt seen on screen), else not at all. So an OpenCode started without its plugin, which
+ * announces no endpoint, is answered with keys; one with the plugin only ever through its API.
+ */
+export function laneFor(action: ActionManifest, agent: string | null, endpoint: string | null): Lane | null {
+  if (action.kind !== 'keys' || agent === null) return null;
+  if (apiTransportFor(action, agent) !== null && endpoint !== null) return 'api';
+  if ((action.keys[agent]?.length ?? 0) > 0) return 'keys';
+  return null;
+}
+
+/** Lane preconditions (not skipped by --force): the API lane needs a request to name; no lane is no way in. */
 export function apiPrecondition(action: ActionManifest, agent: string | null, permissionRequest: string | null, endpoint: string | null): GateReason | null {
   if (apiTransportFor(action, agent) === null) return null;
-  if (!validRequestId(permissionRequest) || endpoint === null) return 'requires-unmet';
+  const lane = laneFor(action, agent, endpoint);
+  if (lane === null || (lane === 'api' && !validRequestId(permissionRequest))) return 'requires-unmet';
   return null;
 }
 

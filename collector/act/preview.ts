@@ -6,7 +6,7 @@ import { actionAgents, type ActionManifest } from '../core/action-manifest.js';
 import type { Engine } from '../engine/cycle.js';
 import { replyUrl } from './api-lane.js';
 import { readPaneFacts, type PaneFacts } from './facts.js';
-import { apiTransportFor, endpointFor, gate, validRequestId } from './gate.js';
+import { apiPrecondition, apiTransportFor, endpointFor, gate, laneFor } from './gate.js';
 import { lockHeld } from './lock-value.js';
 import type { GateReason, RefusalReason } from './outcome.js';
 import { parseAnswered } from '../core/prompt-id.js';
@@ -24,10 +24,7 @@ export function fireability(action: ActionManifest, f: PaneFacts, ctx: PreviewCo
   const hasContextTelemetry = ctx.engine.manifests.some((m) => m.name === f.agent && m.telemetry.context !== null);
   const g = gate(action, f, { hasContextTelemetry, force: false });
   if (g !== null) return g;
-  if (apiTransportFor(action, f.agent) !== null) {
-    const ep = endpointFor(f.apiEndpoint, f.agent, ctx.apiBase);
-    if (ep === null || !validRequestId(f.permissionRequest)) return 'requires-unmet';
-  }
+  if (apiPrecondition(action, f.agent, f.permissionRequest, endpointFor(f.apiEndpoint, f.agent, ctx.apiBase)) !== null) return 'requires-unmet';
   if (lockHeld(f.lock, ctx.now, ctx.pidAlive)) return 'locked';
   if (action.kind === 'keys' && answeredShown(f)) return 'answered';
   return null;
@@ -79,12 +76,11 @@ export function listText(entries: readonly ListEntry[]): string {
 export function effectLine(action: ActionManifest, f: PaneFacts, apiBase: Readonly<Record<string, string>>): string {
   if (action.kind === 'exec') return `command: ${action.command}${action.detach ? ' (detached)' : ''}`;
   const api = apiTransportFor(action, f.agent);
-  if (api !== null) {
-    const ep = endpointFor(f.apiEndpoint, f.agent, apiBase) ?? '<no endpoint>';
-    return `api: POST ${replyUrl(ep, f.permissionRequest ?? '<none>')} op=${api.op} reply=${api.reply}`;
-  }
-  const keys = f.agent !== null ? action.keys[f.agent] : undefined;
-  return keys ? `keys: ${keys.join(' ')}` : 'none';
+  const ep = endpointFor(f.apiEndpoint, f.agent, apiBase);
+  const lane = laneFor(action, f.agent, ep);
+  if (lane === 'keys') return `keys: ${action.keys[f.agent!]!.join(' ')}`;
+  if (api !== null) return `api: POST ${replyUrl(ep ?? '<no endpoint>', f.permissionRequest ?? '<none>')} op=${api.op} reply=${api.reply}`;
+  return 'none';
 }
 
 function contextLines(action: ActionManifest, f: PaneFacts, now: number, args: readonly string[]): string[] {

@@ -133,10 +133,10 @@ export const actionManifestSchema = z
       if (a.detach !== undefined) fail('detach', 'not allowed on a keys action');
       const keys = Object.keys(a.keys ?? {});
       const api = Object.keys(a.api ?? {});
+      // An agent may be in both: the API answers when an endpoint is known for the pane, the
+      // keys otherwise (gate.ts laneFor). The reference refused that pairing; it
+      // left an OpenCode without its plugin unanswerable.
       if (keys.length + api.length === 0) fail('keys', 'a keys action needs at least one agent in [keys] or [api]');
-      for (const agent of api) {
-        if (keys.includes(agent)) fail(`api.${agent}`, `agent "${agent}" is in both [keys] and [api]; give it one transport`);
-      }
     } else {
       if (a.command === undefined) fail('command', 'an exec action needs a command');
       if (a.keys !== undefined) fail('keys', 'not allowed on an exec action');

@@ -1,6 +1,6 @@
 // What a hub may offer on each agent's panes: of the actions this host opens to a hub, the ones
 // that have a way to reach that agent. A page that knows this does not show an Approve the host
-// would refuse as wrong-agent (a pane of an agent with no keys for it; OpenCode answers only by API).
+// would refuse as wrong-agent (a pane of an agent with no keys for it; an agent answered by API alone).
 
 import type { ActionManifest } from '../core/action-manifest.js';
 import type { ActionLane } from '../../shared/protocol.js';
@@ -14,9 +14,12 @@ export function actionsByAgent(actions: readonly ActionManifest[], allowed: read
   for (const a of actions) {
     if (!allowed.includes(a.name)) continue;
     if (a.kind === 'keys') {
-      for (const agent of Object.keys(a.keys)) put(agent, a.name, 'keys');
-      // The API lane wins where an agent has both: it is the one the broker uses.
+      // An agent with keys may be reached whatever the pane names (the broker takes the API when
+      // an endpoint is known for the pane, else the keys: gate.ts laneFor; the endpoint never
+      // leaves the host, and its gate stands behind the button); "api" is the API alone, which
+      // needs the pane's request.
       for (const agent of Object.keys(a.api)) put(agent, a.name, 'api');
+      for (const agent of Object.keys(a.keys)) put(agent, a.name, 'keys');
     } else {
       for (const agent of a.agents.length ? a.agents : ['*']) put(agent, a.name, 'exec');
     }

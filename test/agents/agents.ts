@@ -1,7 +1,6 @@
 // How each real agent is set up for the suite: a temp HOME (and XDG dirs) holding the config
 // that points it at the fake model server and pre-accepts its first-run dialogs, the command a
 // person types to start it, and what its screen shows when it asks for permission.
-// TMA_AGENTS_ONLY=pi,opencode (a comma list of agent names) runs only those agents' cells.
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,13 +8,13 @@ import { agentBin, agentsCache } from '../../tools/agents-versions.mjs';
 
 export type AgentName = 'claude' | 'codex' | 'opencode' | 'gemini' | 'pi';
 
-/** The agents of `all` named in TMA_AGENTS_ONLY (a comma list), or all of them when it is unset. */
-export function agentsOnly(all: AgentName[]): AgentName[] {
-  const only = (process.env.TMA_AGENTS_ONLY ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-  return only.length === 0 ? all : all.filter((a) => only.includes(a));
+/**
+ * `TMA_AGENTS_ONLY=opencode,gemini` runs only those agents' cases (a closer look at one agent);
+ * unset, every agent runs. Cases of the agents left out are skipped, never counted as passed.
+ */
+export function selected(name: AgentName): boolean {
+  const only = process.env.TMA_AGENTS_ONLY?.trim();
+  return !only || only.split(',').some((n) => n.trim() === name);
 }
 
 export interface AgentSetup {

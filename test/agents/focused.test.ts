@@ -1,12 +1,14 @@
 // Numbered failures of issue 21 that need a run of their own (the others are read off the matrix,
 // see matrix.test.ts): a hook claim beside a painted prompt (2), OpenCode's two prompts in a row
 // (5), an agent started through a wrapper (8). Each asserts what a person expects, on the agent.
+// TMA_AGENTS_ONLY=opencode runs only the cases of those agents (see agents.ts `selected`).
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentPane, type PaneOptions } from './agent-pane.js';
 import { AgentTmux } from './agent-tmux.js';
+import { selected } from './agents.js';
 import { freePort } from '../support/ports.js';
 import { approve, lsLook, PROMPT, untilState, waitForScreen, type Look, answered } from './scenario.js';
 
@@ -26,6 +28,7 @@ let server: AgentTmux | null = null;
 const runs = new Map<string, Run>();
 
 async function drive(key: string, opts: PaneOptions, prompts: RegExp[]): Promise<void> {
+  if (!selected(opts.agent)) return;
   const pane = new AgentPane(server!, opts);
   const run: Run = { pane, readings: [], approves: [], prompts: [] };
   runs.set(key, run);
@@ -85,7 +88,7 @@ afterAll(async () => {
 }, 60_000);
 
 describe('issue 21, on the real agents', () => {
-  it("2: a hook claim never hides Claude's painted prompt (blocked 0.5–2 s after it paints, approve not gated)", () => {
+  it.skipIf(!selected('claude'))("2: a hook claim never hides Claude's painted prompt (blocked 0.5–2 s after it paints, approve not gated)", () => {
     const r = runs.get('hook-claude')!;
     expect.soft(r.error).toBeUndefined();
     expect.soft(r.readings.map((l) => l.state)).toEqual(['blocked', 'blocked', 'blocked', 'blocked']);
@@ -93,7 +96,7 @@ describe('issue 21, on the real agents', () => {
     expect.soft(r.pane.fake.toolResults.length).toBe(1);
   });
 
-  it("5: OpenCode's two prompts in a row are two prompt_ids, each shown, each answered once", () => {
+  it.skipIf(!selected('opencode'))("5: OpenCode's two prompts in a row are two prompt_ids, each shown, each answered once", () => {
     const r = runs.get('opencode-two')!;
     expect.soft(r.error).toBeUndefined();
     expect.soft(r.readings.map((l) => l.state)).toEqual(Array(8).fill('blocked'));
@@ -111,7 +114,7 @@ describe('issue 21, on the real agents', () => {
     expect.soft(r.pane.ranCount(), 'the command ran once').toBe(1);
   });
 
-  it("8: Claude started through a wrapper (bash -c 'claude; exec bash') is seen and answered", () => {
+  it.skipIf(!selected('claude'))("8: Claude started through a wrapper (bash -c 'claude; exec bash') is seen and answered", () => {
     const r = runs.get('wrapper')!;
     expect.soft(r.error).toBeUndefined();
     expect.soft(r.idle?.state, 'idle before the prompt').toBe('idle');

@@ -2,11 +2,12 @@
 // pane, with and without a collector, answered here and through a hub. One agent start per cell
 // carries every phase (see scenario.ts); an agent's cells run side by side, agents one after the
 // other, so the machine's two cores are not asked for more than one agent's worth at once.
+// TMA_AGENTS_ONLY=opencode (comma-separated) runs only those agents (see agents.ts `selected`).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentPane } from './agent-pane.js';
 import { AgentTmux } from './agent-tmux.js';
-import { agentsOnly, type AgentName } from './agents.js';
+import { selected, type AgentName } from './agents.js';
 import { startFleet, type Fleet } from './fleet.js';
 import { record } from './results.js';
 import { runScenario, type CellRecord, answered } from './scenario.js';
@@ -40,7 +41,7 @@ async function inPool<T>(items: T[], n: number, fn: (t: T) => Promise<void>): Pr
   );
 }
 
-const AGENTS: AgentName[] = agentsOnly(['claude', 'codex', 'opencode', 'gemini', 'pi']);
+const AGENTS = (['claude', 'codex', 'opencode', 'gemini', 'pi'] as AgentName[]).filter(selected);
 
 /** Every agent's cells, for the numbered failures read off the matrix at the end. */
 const all: CellRecord[] = [];
@@ -124,13 +125,15 @@ describe('issue 21, read off the matrix', () => {
     return c!;
   };
 
-  it("1: Claude's prompt on a 120×70 pane reads blocked and can be approved", () => {
+  const of = (agent: AgentName) => it.skipIf(!selected(agent));
+
+  of('claude')("1: Claude's prompt on a 120×70 pane reads blocked and can be approved", () => {
     const c = present(cell('claude', false, 70), 'claude, no hooks, 70 rows');
     expect.soft(c.blocked?.state).toBe('blocked');
     expect.soft(answered(c.approve?.outcome), c.approve?.raw).toBe(true);
   });
 
-  it("1: Gemini's idle screen on a fresh 40-row pane reads idle", () => {
+  of('gemini')("1: Gemini's idle screen on a fresh 40-row pane reads idle", () => {
     expect(present(cell('gemini', false, 40), 'gemini, no hooks, 40 rows').idle?.state).toBe('idle');
   });
 
@@ -149,7 +152,7 @@ describe('issue 21, read off the matrix', () => {
     expect(lingering).toEqual([]);
   });
 
-  it('4: OpenCode started as people start it (no --port) is approved, and proceeds once', () => {
+  of('opencode')('4: OpenCode started as people start it (no --port) is approved, and proceeds once', () => {
     for (const c of all.filter((x) => x.agent === 'opencode')) {
       expect.soft(answered(c.approve?.outcome), `${c.hooks ? 'hooks' : 'none'} ${c.rows} ${c.via}: ${c.approve?.raw}`).toBe(true);
       expect.soft(c.toolResults).toBe(1);
@@ -157,7 +160,7 @@ describe('issue 21, read off the matrix', () => {
     expect(all.some((c) => c.agent === 'opencode')).toBe(true);
   });
 
-  it("6: OpenCode's pending_summary names the command", () => {
+  of('opencode')("6: OpenCode's pending_summary names the command", () => {
     for (const c of all.filter((x) => x.agent === 'opencode' && x.blocked?.state === 'blocked')) {
       expect.soft(c.blocked?.pending_summary ?? '', `${c.hooks ? 'hooks' : 'none'} ${c.rows} ${c.via}`).toContain('ran.txt');
     }
@@ -167,7 +170,7 @@ describe('issue 21, read off the matrix', () => {
     ).toBe(true);
   });
 
-  it('7: Gemini is approved from tma and proceeds exactly once', () => {
+  of('gemini')('7: Gemini is approved from tma and proceeds exactly once', () => {
     const c = present(cell('gemini', false, 40), 'gemini, no hooks, 40 rows');
     expect.soft(answered(c.approve?.outcome), c.approve?.raw).toBe(true);
     expect.soft(c.toolResults).toBe(1);
@@ -181,7 +184,7 @@ describe('issue 21, read off the matrix', () => {
     expect(all.some((c) => c.via === 'hub' && c.agent !== 'pi')).toBe(true);
   });
 
-  it('new: Codex started as npm installs it (a node launcher in front of the binary) is detected', () => {
+  of('codex')('new: Codex started as npm installs it (a node launcher in front of the binary) is detected', () => {
     const c = present(cell('codex', false, 40), 'codex, no hooks, 40 rows');
     expect.soft(c.idle?.state).toBe('idle');
     expect.soft(c.blocked?.state).toBe('blocked');

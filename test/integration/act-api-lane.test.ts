@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { ScratchTmux, tma } from '../support/scratch-tmux.js';
+import { ScratchTmux, tma, waitFor } from '../support/scratch-tmux.js';
 import { SCREENS } from '../support/screens.js';
 
 let t: ScratchTmux;
@@ -59,6 +59,25 @@ it('approve posts one reply to the request and reports replied; no key is typed'
   expect(JSON.parse(r.stdout)).toMatchObject({ action: 'approve', pane, outcome: 'replied', exit_code: 0, reason: null });
   expect(r.code).toBe(0);
   expect(received).toEqual([{ method: 'POST', url: '/permission/per_42/reply', body: '{"reply":"once"}' }]);
+});
+
+it('without the plugin (no endpoint) approve types Enter once; deny types Escape; nothing is posted', async () => {
+  const a = await t.standIn(t.start(), 'opencode', SCREENS.opencodeBlocked);
+  const r = await tma(['-L', t.name, 'act', 'approve', '--pane', a.pane, '--json'], { env });
+  expect(JSON.parse(r.stdout)).toMatchObject({ outcome: 'sent', exit_code: 0, reason: null });
+  await waitFor(() => a.keys() !== '', 'keys at the stand-in');
+  await new Promise((res) => setTimeout(res, 150));
+  expect(a.keys()).toBe('\r');
+  // The same prompt again: answered already, nothing more is typed.
+  const again = await tma(['-L', t.name, 'act', 'approve', '--pane', a.pane, '--json'], { env });
+  expect(JSON.parse(again.stdout)).toMatchObject({ outcome: 'refused', reason: 'answered' });
+  const b = await t.standIn(t.newPane(), 'opencode', SCREENS.opencodeBlocked);
+  expect(JSON.parse((await tma(['-L', t.name, 'act', 'deny', '--pane', b.pane, '--json'], { env })).stdout)).toMatchObject({ outcome: 'sent' });
+  await waitFor(() => b.keys() !== '', 'keys at the second stand-in');
+  await new Promise((res) => setTimeout(res, 150));
+  expect(b.keys()).toBe('\x1b');
+  expect(a.keys()).toBe('\r');
+  expect(received).toEqual([]);
 });
 
 it('deny replies reject; a request the API no longer knows (404) is request-gone', async () => {

@@ -1,6 +1,6 @@
 // `tma doctor` says, per agent pane, whether an approve can reach it and why not: an agent whose
-// approve action has no keys, an OpenCode whose plugin reported no API endpoint, or one whose
-// endpoint nothing listens on (as with the placeholder an older plugin reported).
+// approve action has no keys, or an OpenCode whose endpoint nothing listens on (as with the
+// placeholder an older plugin reported). An OpenCode with no endpoint at all is reached by keys.
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -52,8 +52,8 @@ it('names, per pane, whether approve can reach it and why not', async () => {
   expect(by.get(live)).toMatchObject({ agent: 'opencode', approve_reachable: true, endpoint_ok: true, approve_reason: null });
   expect(by.get(deaf)).toMatchObject({ approve_reachable: false, endpoint_ok: false });
   expect(by.get(deaf)!.approve_reason).toMatch(/^nothing listens at the API endpoint 127\.0\.0\.1:\d+ /);
-  expect(by.get(silent)).toMatchObject({ approve_reachable: false, endpoint_ok: false });
-  expect(by.get(silent)!.approve_reason).toMatch(/^no API endpoint: the opencode plugin has not reported one/);
+  // No plugin, no endpoint: the approve types OpenCode's keys, as `tma act approve` does.
+  expect(by.get(silent)).toMatchObject({ approve_reachable: true, endpoint_ok: null, approve_reason: null });
   // The endpoint's secret path is never printed.
   expect(r.stdout).not.toContain('/secret');
 

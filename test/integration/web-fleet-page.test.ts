@@ -267,14 +267,14 @@ describe('the fleet page with four hosts', () => {
   it('offers Approve only where the host would fire it, and ages prompts from since_ms', async () => {
     const { context, page } = await openPage({ width: 1280, height: 800 }, false);
     try {
-      // Eight blocked panes need you: seven approvable (Gemini's dialog takes keys too) and an
-      // OpenCode prompt whose API the host never discovered.
+      // Eight blocked panes need you, all approvable: Gemini's dialog takes keys too, and so does
+      // an OpenCode whose API the host never discovered (no plugin: its keys answer it).
       await expect.poll(() => page.title()).toBe('(8) tma fleet');
       for (const p of panes) {
         const offered = await needsRow(page, p)
           .locator('button.act')
           .evaluateAll((bs) => bs.map((b) => b.getAttribute('data-action')));
-        expect(offered, `${p.host}/${p.agent}`).toEqual(p.agent === 'opencode' ? [] : ['approve', 'deny']);
+        expect(offered, `${p.host}/${p.agent}`).toEqual(['approve', 'deny']);
       }
       const hosts = (await fleet()).hosts;
       expect(hosts.every((h) => typeof h.clock_offset_ms === 'number' && Math.abs(h.clock_offset_ms) < 2000)).toBe(true);

@@ -55,7 +55,7 @@ describe('bundled actions', () => {
   it('approve', () => {
     const a = get('approve');
     expect(a.when).toEqual({ state: ['blocked'], detail: ['permission'], contextPctMin: null, contextPctMax: null });
-    expect(a.keys).toEqual({ claude: ['1'], codex: ['Enter'], gemini: ['1'] });
+    expect(a.keys).toEqual({ claude: ['1'], codex: ['Enter'], gemini: ['1'], opencode: ['Enter'] });
     expect(a.api).toEqual({ opencode: { op: 'permission-reply', reply: 'once' } });
     expect(actionAgents(a)).toEqual(['claude', 'codex', 'gemini', 'opencode']);
   });
@@ -63,7 +63,7 @@ describe('bundled actions', () => {
   it('deny', () => {
     const a = get('deny');
     expect(a.when).toEqual({ state: ['blocked'], detail: ['permission'], contextPctMin: null, contextPctMax: null });
-    expect(a.keys).toEqual({ claude: ['Escape'], codex: ['Escape'], gemini: ['Escape'] });
+    expect(a.keys).toEqual({ claude: ['Escape'], codex: ['Escape'], gemini: ['Escape'], opencode: ['Escape'] });
     expect(a.api).toEqual({ opencode: { op: 'permission-reply', reply: 'reject' } });
   });
 
@@ -89,6 +89,13 @@ describe('valid shapes', () => {
   it('a keys action with defaults', () => {
     const a = parse(`${KEYS}[keys]\nclaude = ["x"]\n`);
     expect(a).toMatchObject({ name: 'poke', label: 'Poke', kind: 'keys', when: null, requires: [], confirm: false, bundled: false });
+  });
+
+  it('an agent in both [keys] and [api] (the API when it can be used, else the keys)', () => {
+    const a = parse(`${KEYS}[keys]\nopencode = ["y"]\n[api]\nopencode = { op = "permission-reply", reply = "once" }\n`);
+    if (a.kind !== 'keys') throw new Error('not a keys action');
+    expect(a.keys).toEqual({ opencode: ['y'] });
+    expect(a.api).toEqual({ opencode: { op: 'permission-reply', reply: 'once' } });
   });
 
   it('an exec action with everything set', () => {
@@ -123,12 +130,6 @@ describe('refusals', () => {
     ['keys action with no transport', KEYS, 'keys', /at least one agent/],
     ['keys action with empty tables', `${KEYS}[keys]\n[api]\n`, 'keys', /at least one agent/],
     ['empty key list', `${KEYS}[keys]\nclaude = []\n`, 'keys.claude', /.+/],
-    [
-      'agent in both [keys] and [api]',
-      `${KEYS}[keys]\nopencode = ["y"]\n[api]\nopencode = { op = "permission-reply", reply = "once" }\n`,
-      'api.opencode',
-      /both \[keys\] and \[api\]/,
-    ],
     ['agents on a keys action', `${KEYS}agents = ["claude"]\n[keys]\nclaude = ["x"]\n`, 'agents', /keys action/],
     ['detach on a keys action', `${KEYS}detach = false\n[keys]\nclaude = ["x"]\n`, 'detach', /keys action/],
     ['command on a keys action', `${KEYS}command = "ls"\n[keys]\nclaude = ["x"]\n`, 'command', /keys action/],

@@ -10,10 +10,21 @@ describe('actions by agent', () => {
     const map = actionsByAgent(set.actions, ['approve', 'deny', 'interrupt']);
     expect(map.claude).toEqual({ approve: 'keys', deny: 'keys', interrupt: 'keys' });
     expect(map.codex).toMatchObject({ approve: 'keys', deny: 'keys', interrupt: 'keys' });
-    // OpenCode answers permission prompts only through its API; Gemini takes keys like Claude.
-    expect(map.opencode).toMatchObject({ approve: 'api', deny: 'api' });
+    // OpenCode has keys too (used when its pane names no request at a known endpoint), so the
+    // page offers Approve on it with or without the plugin; Gemini takes keys like Claude.
+    expect(map.opencode).toMatchObject({ approve: 'keys', deny: 'keys' });
     expect(map.gemini).toEqual({ approve: 'keys', deny: 'keys', interrupt: 'keys' });
     expect(Object.values(map).some((m) => 'compact' in m)).toBe(false);
+  });
+
+  it('"api" only for an agent the API alone reaches', () => {
+    const a = {
+      kind: 'keys',
+      name: 'approve',
+      keys: { claude: ['1'] },
+      api: { opencode: { op: 'permission-reply', reply: 'once' } },
+    } as unknown as ActionManifest;
+    expect(actionsByAgent([a], ['approve'])).toEqual({ claude: { approve: 'keys' }, opencode: { approve: 'api' } });
   });
 
   it('puts an exec action that names no agents under "*"', () => {

@@ -75,10 +75,13 @@ export class AgentPane {
       COLORTERM: 'truecolor',
       LANG: 'C.UTF-8',
     };
-    // Through env(1), not new-session -e: tmux 3.3a gives a new session the client's PATH.
-    const assigns = Object.entries(env)
-      .map(([k, v]) => `${k}=${shq(v)}`)
-      .join(' ');
+    // Through env(1), not new-session -e: tmux 3.3a gives a new session the client's PATH. A CI
+    // run's markers (CI=true, CI_*) are taken out: an agent started by a person has none, and
+    // Gemini CLI, seeing one, will not start its interactive screen.
+    const unsets = Object.keys(process.env)
+      .filter((k) => k === 'CI' || k === 'CONTINUOUS_INTEGRATION' || k.startsWith('CI_'))
+      .map((k) => `-u ${k}`);
+    const assigns = [...unsets, ...Object.entries(env).map(([k, v]) => `${k}=${shq(v)}`)].join(' ');
     this.tmux.tmux(
       'new-session',
       '-d',

@@ -229,3 +229,13 @@ describe('web page: misc', () => {
     expect(newSlot()).not.toBe(a);
   });
 });
+
+describe('the words for a prompt a host keeps', () => {
+  // The page is served as written and cannot import shared/: its copy of the phrase is pinned to
+  // the one the fleet CLI prints, so the two surfaces cannot drift apart.
+  it('are the same on the page and in the fleet CLI', async () => {
+    const page = await import('../../hub/web/format.js');
+    const cli = await import('../../shared/ls-text.js');
+    expect(page.NOT_SHARED).toBe(cli.NOT_SHARED);
+  });
+});

@@ -82,6 +82,17 @@ export const welcomeFrame = z.strictObject({
   /** The host name this link publishes as, when the hub binds it (an ssh entry's name) and it
    * differs from the hello's. Sent only then, so older collectors never see it. */
   host: hostName.optional(),
+  /** Every hub serving this fleet (hub.toml `[fleet] hubs`), so a collector can fail over to one it
+   * was not given. Sent only when configured: a collector that predates the key never sees it. */
+  hubs: z
+    .array(
+      z
+        .string()
+        .max(2048)
+        .regex(/^wss?:\/\/\S+$/, 'a ws:// or wss:// URL'),
+    )
+    .max(64)
+    .optional(),
 });
 
 export const snapshotFrame = z.strictObject({

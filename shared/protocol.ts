@@ -215,7 +215,8 @@ const HUB_TYPES = new Set(['welcome', 'heartbeat', 'error', 'act', 'notify_ack']
  * with, so neither side can be crashed by what the other sends.
  */
 export function decodeFrame<T>(text: string, side: 'from-collector' | 'from-hub'): { ok: true; frame: T } | { ok: false; error: FrameError; type?: string } {
-  if (Buffer.byteLength(text, 'utf8') > MAX_FRAME_BYTES) {
+  // A UTF-16 unit is at most 3 bytes of UTF-8: most frames are too short to need counting.
+  if (text.length * 3 > MAX_FRAME_BYTES && Buffer.byteLength(text, 'utf8') > MAX_FRAME_BYTES) {
     return { ok: false, error: { type: 'error', code: 'too-large', message: `frame larger than ${MAX_FRAME_BYTES} bytes` } };
   }
   let raw: unknown;

@@ -1,6 +1,8 @@
+import { createServer, type Server } from 'node:http';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { HubList, parseHubList, welcomeHubs } from '../../collector/fleet/hub-list.js';
+import { dialHub } from '../../collector/fleet/ws-link.js';
 import { parseHubConfig } from '../../hub/config/config.js';
 import { diffHubConfig } from '../../hub/config/diff.js';
 import { LinkSession } from '../../hub/link/session.js';
@@ -91,5 +93,52 @@ describe('the welcome’s hubs key', () => {
     expect(await welcomes()).toEqual({ type: 'welcome', protocol: 1, resume_from: null });
     expect(await welcomes(() => [])).toEqual({ type: 'welcome', protocol: 1, resume_from: null });
     expect(await welcomes(() => ['ws://a:1', 'ws://b:1'])).toEqual({ type: 'welcome', protocol: 1, resume_from: null, hubs: ['ws://a:1', 'ws://b:1'] });
+  });
+});
+
+/** An HTTP server that answers every WebSocket upgrade with 401, counting them. */
+async function refusingHub(): Promise<{ url: string; tries: () => number; server: Server }> {
+  let n = 0;
+  const server = createServer();
+  server.on('upgrade', (_req, socket) => {
+    n++;
+    socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { url: `ws://127.0.0.1:${(server.address() as { port: number }).port}`, tries: () => n, server };
+}
+
+describe('dialling several hubs', () => {
+  it('moves on from a refusal at once, and waits the refusal backoff only when every hub refused', async () => {
+    const a = await refusingHub();
+    const b = await refusingHub();
+    const lines: string[] = [];
+    const dialer = dialHub({
+      url: '',
+      hubs: new HubList(parseHubList(`${a.url},${b.url}`)),
+      token: 't',
+      onLink: () => undefined,
+      log: (l) => lines.push(l),
+      backoff: { baseMs: 50, capMs: 50 },
+      refusedBackoff: { baseMs: 60_000, capMs: 60_000 },
+    });
+    try {
+      const end = Date.now() + 5000;
+      while (b.tries() === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 500));
+      // One try each: the first refusal moved on to the second hub, the second ended the round.
+      expect([a.tries(), b.tries()]).toEqual([1, 1]);
+      expect(lines[0]).toMatch(
+        new RegExp(
+          `^hub ${a.url}/v1/collect refused this collector \\(refused by the hub \\(HTTP 401: unknown token\\)\\); trying ${b.url}/v1/collect in \\d+ ms$`,
+        ),
+      );
+      expect(lines[1]).toMatch(/^hub refused this collector \(every hub refused; last: refused by the hub \(HTTP 401: unknown token\)\); retrying in \d+ s/);
+      expect(lines).toHaveLength(2);
+    } finally {
+      dialer.stop();
+      a.server.close();
+      b.server.close();
+    }
   });
 });

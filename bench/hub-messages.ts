@@ -4,7 +4,8 @@
 // its own; with --before=PATH (dist/hub/server.js of another build, e.g. a worktree of the base
 // commit) the same load runs against that hub too, phase by phase in alternation, so the two sit
 // side by side from one run on one (shared) machine. Build first, then run:
-//   npm run build && node dist/bench/hub-messages.js [--hosts=1000] [--secs=6] [--rates=1000,2000,5000] [--before=PATH] [--prof=DIR]
+//   npm run build && node dist/bench/hub-messages.js [--hosts=1000] [--secs=6] [--rates=1000,2000,5000] [--before=PATH] [--prof=DIR] [--read]
+// --read: one GET /v1/agents before each phase, so the hub keeps its document encoded meanwhile.
 // --prof=DIR writes a V8 CPU profile of this build's hub over each phase's sending window into DIR.
 
 import { fork, type ChildProcess } from 'node:child_process';
@@ -80,6 +81,7 @@ async function hubChild(o: HubStart): Promise<void> {
 
 interface Side {
   name: string;
+  url: string;
   hub: ChildProcess;
   gens: ChildProcess[];
   subs: ChildProcess[];
@@ -91,6 +93,7 @@ async function main(): Promise<void> {
   const rates = flag('rates', '1000,2000,5000').split(',').map(Number);
   const before = flag('before', '');
   const prof = flag('prof', '');
+  const readFirst = process.argv.includes('--read');
   const gens = 2;
   const hosts = Array.from({ length: n }, (_, i) => ({ host: `c${i}`, token: randomBytes(16).toString('hex') }));
   const viewer = randomBytes(16).toString('hex');
@@ -120,20 +123,23 @@ async function main(): Promise<void> {
       if (st.rows >= n * 20) break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    return { name, hub, gens: g, subs: s };
+    return { name, url, hub, gens: g, subs: s };
   };
   const sides: Side[] = [];
   if (before) sides.push(await side('before', before, []));
   sides.push(await side(before ? 'after' : 'this build', HERE_SERVER, []));
 
   console.log(
-    `hub cost per message: ${n} hosts, one row per delta message, 10% of updates change a state class; 50 events + 10 changes watchers; ${secs}s a phase`,
+    `hub cost per message: ${n} hosts, one row per delta message, 10% of updates change a state class; 50 events + 10 changes watchers; ${secs}s a phase${readFirst ? '; a full read before each phase (document warming on)' : ''}`,
   );
   console.log('hub CPU: share of one core over the sending window; µs/msg: hub CPU per message applied; edge: send → an events watcher, p50/p99 ms');
   console.log('side         msgs/s offered  applied  hub CPU  µs/msg  edge p50/p99 ms');
   const results = new Map<string, Map<number, number>>();
   async function phase(s: Side, rate: number): Promise<void> {
     await Promise.all(s.subs.map((p) => ask(p, { cmd: 'open', mix: { events: 25, changes: 5 } })));
+    // A full read within the last minute has the hub keep its document encoded as rows change (a
+    // page or a polling `tma ls --hub` does this): one read before the phase, as --read asks.
+    if (readFirst) await fetch(`${s.url}/v1/agents`, { headers: { authorization: `Bearer ${viewer}` } }).then((r) => r.arrayBuffer());
     const profiling = prof !== '' && s.name !== 'before';
     if (profiling) await ask(s.hub, { cmd: 'prof-start' });
     const a = (await ask(s.hub, { cmd: 'stats' })) as { cpuMs: number; applied: number; at: number };

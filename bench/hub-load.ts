@@ -62,6 +62,11 @@ export interface GeneratorStart {
   hosts: { host: string; token: string }[];
   /** Share of row updates that change the row's state class (an edge). */
   share: number;
+  /**
+   * Loopback source addresses to spread the links over (127.0.0.X), for a hub run as it ships: it
+   * holds at most 256 connections per address. Default: the system's choice.
+   */
+  localAddresses?: string[];
 }
 
 export async function generator(o: GeneratorStart): Promise<void> {
@@ -76,7 +81,11 @@ export async function generator(o: GeneratorStart): Promise<void> {
     o.hosts.map(
       ({ host, token }, k) =>
         new Promise<void>((resolve, reject) => {
-          const ws = new WebSocket(`${o.url.replace(/^http/, 'ws')}/v1/collect`, { headers: { authorization: `Bearer ${token}` }, perMessageDeflate: false });
+          const ws = new WebSocket(`${o.url.replace(/^http/, 'ws')}/v1/collect`, {
+            headers: { authorization: `Bearer ${token}` },
+            perMessageDeflate: false,
+            ...(o.localAddresses?.length ? { localAddress: o.localAddresses[k % o.localAddresses.length] } : {}),
+          });
           sockets[k] = ws;
           ws.once('error', reject);
           ws.on('message', (d) => {

@@ -93,7 +93,8 @@ export const VERB_TABLE = {
     usage: ['tma collector --hub URL --token-file F | --stdio [--host-name NAME] [--interval SECS]'],
     help:
       "  publish every tmux server's agents to a hub\n  logs on stderr: readable on a terminal, JSON lines otherwise; --log-level LEVEL or TMA_LOG_LEVEL\n" +
-      '  (trace|debug|info|warn|error|fatal|silent, default info)\n\n  tma collector --hub ws://hub:7480 --token-file ~/.config/tma/collector.token',
+      '  (trace|debug|info|warn|error|fatal|silent, default info)\n  --hub A,B,…: several hubs, tried in order; the next one when a link fails or is refused\n\n' +
+      '  tma collector --hub ws://hub:7480 --token-file ~/.config/tma/collector.token',
     overview: [['collector --hub URL --token-file F | --stdio [--host-name NAME] [--interval SECS]', "publish every tmux server's agents to a hub"]],
     section: 'commands',
     positionals: false,

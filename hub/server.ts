@@ -121,6 +121,8 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     pendingSnapshotMaxBytes: opts.pendingSnapshotMaxBytes,
     onNotify: (host, event) => notifier.receive(host, event),
     admitNotify: (host) => notifier.admit(host),
+    // Read per welcome, so a reload that changes `[fleet] hubs` is told to the next link.
+    fleetHubs: () => config.fleetHubs ?? [],
   });
 
   const sweepTimer = setInterval(() => store.sweep(), heartbeatMs);

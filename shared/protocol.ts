@@ -82,6 +82,17 @@ export const welcomeFrame = z.strictObject({
   /** The host name this link publishes as, when the hub binds it (an ssh entry's name) and it
    * differs from the hello's. Sent only then, so older collectors never see it. */
   host: hostName.optional(),
+  /** Every hub serving this fleet (hub.toml `[fleet] hubs`), so a collector can fail over to one it
+   * was not given. Sent only when configured: a collector that predates the key never sees it. */
+  hubs: z
+    .array(
+      z
+        .string()
+        .max(2048)
+        .regex(/^wss?:\/\/\S+$/, 'a ws:// or wss:// URL'),
+    )
+    .max(64)
+    .optional(),
 });
 
 export const snapshotFrame = z.strictObject({
@@ -204,7 +215,8 @@ const HUB_TYPES = new Set(['welcome', 'heartbeat', 'error', 'act', 'notify_ack']
  * with, so neither side can be crashed by what the other sends.
  */
 export function decodeFrame<T>(text: string, side: 'from-collector' | 'from-hub'): { ok: true; frame: T } | { ok: false; error: FrameError; type?: string } {
-  if (Buffer.byteLength(text, 'utf8') > MAX_FRAME_BYTES) {
+  // A UTF-16 unit is at most 3 bytes of UTF-8: most frames are too short to need counting.
+  if (text.length * 3 > MAX_FRAME_BYTES && Buffer.byteLength(text, 'utf8') > MAX_FRAME_BYTES) {
     return { ok: false, error: { type: 'error', code: 'too-large', message: `frame larger than ${MAX_FRAME_BYTES} bytes` } };
   }
   let raw: unknown;

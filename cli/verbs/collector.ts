@@ -4,7 +4,8 @@
 
 import { readFileSync } from 'node:fs';
 import { stdioLink } from '../../collector/fleet/stdio-link.js';
-import { collectUrl, dialHub } from '../../collector/fleet/ws-link.js';
+import { dialHub } from '../../collector/fleet/ws-link.js';
+import { HubList, parseHubList } from '../../collector/fleet/hub-list.js';
 import { hostName } from '../../collector/tmux/host.js';
 import { hostLabel } from '../../shared/host-label.js';
 import { UsageError, type Parsed } from '../args.js';
@@ -56,9 +57,10 @@ export async function main(p: Parsed<typeof COLLECTOR>): Promise<number> {
   const host = hostOf(p);
   const intervalMs = intervalOf(p);
   const level = logLevelOf(p, process.env);
-  let url: string | null = null;
+  let hubs: HubList | null = null;
   try {
-    url = hub ? collectUrl(hub) : null;
+    // A comma list: tried in this order, the next when a link fails (hubs a welcome names join the end).
+    hubs = hub ? new HubList(parseHubList(hub)) : null;
   } catch (e) {
     // A URL of the wrong kind is a mistake in the command line, said in one line.
     throw new UsageError((e as Error).message);
@@ -107,7 +109,7 @@ export async function main(p: Parsed<typeof COLLECTOR>): Promise<number> {
       stdioEnd.onClose(() => shutdown(0));
       publisher.attach(stdioEnd);
     } else {
-      dialer = dialHub({ url: url!, token, onLink: (link) => publisher.attach(link), log, healthyAfterMs: heartbeatOverride(env) });
+      dialer = dialHub({ url: hubs!.current, hubs: hubs!, token, onLink: (link) => publisher.attach(link), log, healthyAfterMs: heartbeatOverride(env) });
     }
     await engines.start();
     started = true;

@@ -1,28 +1,16 @@
 // The collector dials its hub: a WebSocket to /v1/collect with a bearer token, redialled with
 // capped, fully jittered exponential backoff whenever it drops. Each connection is handed out as
-// a FrameLink; the publisher takes it over and says hello.
+// a FrameLink; the publisher takes it over and says hello. Given several hubs (hub-list.ts), a
+// failed or refused link moves on to the next one.
 
 import WebSocket from 'ws';
 import type { FrameLink } from '../../shared/link.js';
 import { HEARTBEAT_MS, MAX_FRAME_BYTES } from '../../shared/protocol.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from '../../shared/backoff.js';
 import type { LineLog } from '../../shared/log-level.js';
+import { HubList, welcomeHubs } from './hub-list.js';
 
-/** `ws://host:port` and `ws://host:port/` mean the collect endpoint; any other path is kept. */
-export function collectUrl(hub: string): string {
-  let u: URL;
-  try {
-    u = new URL(hub);
-  } catch {
-    throw new Error(`--hub ${JSON.stringify(hub)} is not a URL (want ws://HOST:PORT)`);
-  }
-  if (u.protocol === 'http:' || u.protocol === 'https:') {
-    throw new Error(`a collector dials the hub over WebSocket: --hub ${u.protocol === 'https:' ? 'wss' : 'ws'}://${u.host} (same host and port)`);
-  }
-  if (u.protocol !== 'ws:' && u.protocol !== 'wss:') throw new Error(`--hub must be a ws:// or wss:// URL, not ${u.protocol}`);
-  if (u.pathname === '' || u.pathname === '/') u.pathname = '/v1/collect';
-  return u.toString();
-}
+export { collectUrl } from './hub-list.js';
 
 function wsLink(ws: WebSocket): FrameLink {
   const msg: ((t: string) => void)[] = [];
@@ -62,6 +50,8 @@ function wsLink(ws: WebSocket): FrameLink {
 
 export interface DialOptions {
   url: string;
+  /** Several hubs, tried in order (`url` is then ignored): the next one when a link fails or is refused. */
+  hubs?: HubList;
   token: string;
   onLink: (link: FrameLink) => void;
   log?: LineLog;
@@ -99,16 +89,39 @@ export function dialHub(opts: DialOptions): Dialer {
   const policy = opts.backoff ?? DEFAULT_BACKOFF;
   const random = opts.random ?? Math.random;
   const refusedPolicy = opts.refusedBackoff ?? REFUSED_BACKOFF;
+  const hubs = opts.hubs ?? new HubList([opts.url]);
   let attempt = 0;
   let refusedAttempt = 0;
+  /** Every hub tried since the list last wrapped refused this collector (a person must act). */
+  let roundRefused = true;
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let current: FrameLink | null = null;
   /** The refusal last logged: the same one again is not repeated (it would say nothing new). */
   let lastRefusal: string | null = null;
 
-  const retry = (why: string, refusal: string | null = null, level: 'info' | 'warn' = 'info') => {
+  const retry = (why: string, refusal: string | null = null, level: 'info' | 'warn' = 'info', busy = false) => {
     if (stopped) return;
+    if (hubs.size > 1) {
+      // Several hubs: the next one is tried; only a whole round refused waits for a person, and
+      // the backoff grows per round, so moving on from a dead hub costs no more than one step.
+      const from = hubs.current;
+      roundRefused &&= refusal !== null;
+      const wrapped = hubs.advance();
+      if (!wrapped || !roundRefused) {
+        const delay = backoffDelay(wrapped ? attempt++ : attempt, policy, random);
+        const said = refusal ?? why;
+        log(
+          `hub ${from} ${refusal !== null || busy ? `refused this collector (${said})` : `link ${said}`}; trying ${hubs.current} in ${delay} ms`,
+          refusal !== null || busy ? 'warn' : level,
+        );
+        if (wrapped) roundRefused = true;
+        timer = setTimeout(connect, delay);
+        return;
+      }
+      roundRefused = true;
+      refusal = `every hub refused; last: ${refusal}`;
+    }
     if (refusal !== null) {
       // Waits at least the policy's base: a person has to change something first.
       const delay = refusedPolicy.baseMs + backoffDelay(refusedAttempt++, refusedPolicy, random);
@@ -126,7 +139,8 @@ export function dialHub(opts: DialOptions): Dialer {
   function connect() {
     timer = null;
     if (stopped) return;
-    const ws = new WebSocket(opts.url, {
+    const url = hubs.current;
+    const ws = new WebSocket(url, {
       headers: { authorization: `Bearer ${opts.token}` },
       maxPayload: MAX_FRAME_BYTES + 1024,
       handshakeTimeout: 10_000,
@@ -146,15 +160,21 @@ export function dialHub(opts: DialOptions): Dialer {
       let welcomed = false;
       let erred = false;
       let refusal: string | null = null;
+      let busy = false;
       let healthy: ReturnType<typeof setTimeout> | null = null;
       // A hello answered is not yet a link that works: the hub refuses a bad snapshot at once, so a
       // welcomed link that hears no error for a while has had its snapshot taken. Only then does the
       // backoff reset; a link refused every time keeps backing off.
       link.onMessage((text) => {
         refusal ??= refusalOf(text, welcomed);
-        if (text.includes('"type":"error"')) erred = true;
+        if (text.includes('"type":"error"')) {
+          erred = true;
+          busy ||= text.includes('"code":"host-busy"');
+        }
         if (welcomed || !text.includes('"type":"welcome"')) return;
         welcomed = true;
+        const learned = hubs.learn(welcomeHubs(text));
+        if (learned.length > 0) log(`hub ${url} names other hubs; will fail over to ${learned.join(', ')}`);
         healthy = setTimeout(() => {
           if (erred || current !== link) return;
           attempt = 0;
@@ -166,7 +186,7 @@ export function dialHub(opts: DialOptions): Dialer {
       link.onClose((reason) => {
         if (healthy) clearTimeout(healthy);
         if (current === link) current = null;
-        retry(reason, refusal);
+        retry(reason, refusal, 'info', busy);
       });
       opts.onLink(link);
     });
@@ -176,7 +196,7 @@ export function dialHub(opts: DialOptions): Dialer {
       if (!opened && ws.readyState !== WebSocket.OPEN) connectError = e.message;
     });
     ws.on('close', () => {
-      if (!opened && timer === null && !stopped) retry(`to ${opts.url} failed: ${connectError ?? 'could not connect'}`, null, 'warn');
+      if (!opened && timer === null && !stopped) retry(`to ${url} failed: ${connectError ?? 'could not connect'}`, null, 'warn');
     });
   }
 

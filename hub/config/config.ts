@@ -60,6 +60,14 @@ const hubSchema = z.strictObject({
   ssh: z.array(sshEntry).optional(),
   notify: z.array(notifyEntry).optional(),
   metrics: z.strictObject({ per_pane: z.boolean().optional() }).optional(),
+  fleet: z
+    .strictObject({
+      hubs: z
+        .array(z.string().regex(/^wss?:\/\/[^\s/]+(\/[^\s]*)?$/, 'a ws:// or wss:// URL'))
+        .max(64)
+        .optional(),
+    })
+    .optional(),
 });
 
 export type Role = 'viewer' | 'operator';
@@ -104,6 +112,8 @@ export interface HubConfig {
   notify?: NotifySinkConfig[];
   /** `[metrics]`; absent: the defaults (no per-pane series). */
   metrics?: { perPane: boolean };
+  /** `[fleet] hubs`: every hub of this fleet, named in each welcome so collectors can fail over. */
+  fleetHubs?: string[];
 }
 
 export class HubConfigError extends Error {}
@@ -234,6 +244,7 @@ export function parseHubConfig(file: string, text: string, read: ReadTokenFile =
     // Only when configured: a config without sinks reads exactly as it did before they existed.
     ...(c.notify ? { notify: notifySinks(file, c.notify, read) } : {}),
     ...(c.metrics ? { metrics: { perPane: c.metrics.per_pane ?? false } } : {}),
+    ...(c.fleet?.hubs?.length ? { fleetHubs: c.fleet.hubs } : {}),
   };
 }
 

@@ -73,6 +73,7 @@ export function diffHubConfig(before: HubConfig, after: HubConfig): ConfigDiff {
     liveChanged: [
       ...(before.publicUrl !== after.publicUrl ? ['public_url'] : []),
       ...((before.metrics?.perPane ?? false) !== (after.metrics?.perPane ?? false) ? ['metrics.per_pane'] : []),
+      ...((before.fleetHubs ?? []).join() !== (after.fleetHubs ?? []).join() ? ['fleet.hubs'] : []),
     ],
     needsRestart,
   };

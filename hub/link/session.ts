@@ -47,6 +47,8 @@ export interface LinkSessionOptions {
   rebindHost?: boolean;
   /** Bytes of incomplete snapshot parts held for this link before it is cut off. */
   pendingSnapshotMaxBytes?: number;
+  /** Every hub of the fleet, named in the welcome (absent or empty: the key is not sent). */
+  fleetHubs?: () => readonly string[];
   /** Asked before a hello is accepted: a reason refuses it (another live link holds the host). */
   admit?: (session: LinkSession) => string | null;
   /** Called after a hello is accepted, so the server can retire an older link of the same host. */
@@ -278,8 +280,15 @@ export class LinkSession {
     // From here on, silence is measured against the heartbeat, not the hello grace.
     if (this.deadTimer) clearTimeout(this.deadTimer);
     this.armDeadTimer(this.o.deadAfterMs);
-    // `host` only when it differs, so a collector that predates the key never sees it.
-    this.send({ type: 'welcome', protocol: PROTOCOL_VERSION, resume_from: resumeFrom, ...(rebound ? { host: this.host } : {}) });
+    // `host` only when it differs and `hubs` only when configured, so a collector that predates the keys never sees them.
+    const hubs = this.o.fleetHubs?.() ?? [];
+    this.send({
+      type: 'welcome',
+      protocol: PROTOCOL_VERSION,
+      resume_from: resumeFrom,
+      ...(rebound ? { host: this.host } : {}),
+      ...(hubs.length > 0 ? { hubs: [...hubs] } : {}),
+    });
     this.log.info(
       { via: this.o.transport, resume_from: resumeFrom, collector_version: f.collector_version, ...(rebound ? { hello_host: f.host } : {}) },
       'collector connected',

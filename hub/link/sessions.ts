@@ -19,6 +19,7 @@ export interface LinkSessionsOptions {
   pendingSnapshotMaxBytes?: number;
   onNotify: NonNullable<LinkSessionOptions['onNotify']>;
   admitNotify: NonNullable<LinkSessionOptions['admitNotify']>;
+  fleetHubs?: LinkSessionOptions['fleetHubs'];
 }
 
 export class LinkSessions {
@@ -63,6 +64,7 @@ export class LinkSessions {
       },
       onNotify: this.o.onNotify,
       admitNotify: this.o.admitNotify,
+      fleetHubs: this.o.fleetHubs,
     });
     this.all.add(session);
     return session;

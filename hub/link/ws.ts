@@ -21,7 +21,8 @@ export function wsFrameLink(ws: WebSocket, closeCode = CLOSE_POLICY): FrameLink 
     },
     onMessage(cb) {
       ws.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
-        const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+        // A text message arrives as one Buffer: decoded in place, not copied first (once per message on a busy hub).
+        const buf = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
         cb(buf.toString('utf8'));
       });
     },

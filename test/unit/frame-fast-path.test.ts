@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { plainCollectorFrame } from '../../shared/frame-fast-path.js';
-import { collectorFrame, decodeFrame } from '../../shared/protocol.js';
+import { MAX_FRAME_BYTES, collectorFrame, decodeFrame } from '../../shared/protocol.js';
 import { PROTOCOL_ROW_KEYS, protocolRowObject } from '../../shared/row.js';
 
 function row(): Record<string, unknown> {
@@ -138,5 +138,16 @@ describe('frame fast path', () => {
     const nested = decodeFrame(JSON.stringify(delta([{ ...row(), quota: { a: { b: { c: { d: { e: 1 } } } } } }])), 'from-collector');
     expect(nested.ok).toBe(false);
     if (!nested.ok) expect(nested.error.message).toMatch(/nested deeper/);
+  });
+});
+
+describe('the frame size bound', () => {
+  it('counts UTF-8 bytes, not characters, whatever the shortcut for short frames', () => {
+    // 350,000 three-byte characters: fewer characters than the limit in bytes, more bytes.
+    const wide = JSON.stringify({ type: 'heartbeat', at: 1, pad: '€'.repeat(350_000) });
+    expect(wide.length).toBeLessThan(MAX_FRAME_BYTES);
+    expect(decodeFrame(wide, 'from-collector')).toMatchObject({ ok: false, error: { code: 'too-large' } });
+    const narrow = JSON.stringify({ type: 'heartbeat', at: 1, pad: 'e'.repeat(350_000) });
+    expect(decodeFrame(narrow, 'from-collector')).toMatchObject({ ok: false, error: { code: 'bad-frame' } });
   });
 });

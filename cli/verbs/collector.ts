@@ -12,6 +12,7 @@ import type { COLLECTOR } from '../verb-flags.js';
 import { ExitError, guard } from '../local.js';
 import { assembleCollector, heartbeatOverride, IDLE_SWEEP_MS, WATCHED_SWEEP_MS } from '../collector-assembly.js';
 import { tokenFileWarning } from '../../shared/token-file-mode.js';
+import { hubTrustOf } from '../hub-trust.js';
 import { logLevelOf } from '../log-setup.js';
 import { createLogger, lineLogTo } from '../../shared/log.js';
 
@@ -63,6 +64,7 @@ export async function main(p: Parsed<typeof COLLECTOR>): Promise<number> {
     // A URL of the wrong kind is a mistake in the command line, said in one line.
     throw new UsageError((e as Error).message);
   }
+  const tls = url ? hubTrustOf(p, new URL(url)) : null;
 
   // The link to an ssh hub is stdin/stdout: watched from the first moment, so an end of input (or
   // a write error) during start-up ends this process as surely as one later on.
@@ -107,7 +109,7 @@ export async function main(p: Parsed<typeof COLLECTOR>): Promise<number> {
       stdioEnd.onClose(() => shutdown(0));
       publisher.attach(stdioEnd);
     } else {
-      dialer = dialHub({ url: url!, token, onLink: (link) => publisher.attach(link), log, healthyAfterMs: heartbeatOverride(env) });
+      dialer = dialHub({ url: url!, token, onLink: (link) => publisher.attach(link), log, healthyAfterMs: heartbeatOverride(env), ...(tls ? { tls } : {}) });
     }
     await engines.start();
     started = true;

@@ -64,7 +64,7 @@ export function hubTarget(p: Parsed, env: NodeJS.ProcessEnv): HubTarget {
 }
 
 /** Node's fetch with the hub's TLS trust, when one was given (undici is the library inside it). */
-async function dispatcherOf(t: HubTarget): Promise<{ dispatcher?: Dispatcher }> {
+export async function dispatcherOf(t: HubTarget): Promise<{ dispatcher?: Dispatcher }> {
   if (!t.tls) return {};
   let connect: HubTlsOptions;
   try {
@@ -92,7 +92,7 @@ async function explain(res: Response): Promise<string> {
   return `the hub answered ${res.status}${detail}`;
 }
 
-function unreachable(t: HubTarget, e: unknown): ExitError {
+export function unreachable(t: HubTarget, e: unknown): ExitError {
   const problem = certificateProblem(e);
   if (problem) return new ExitError(`hub ${t.base.origin} not trusted: ${problem}`, 1);
   const cause = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;

@@ -8,16 +8,21 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
 import { afterEach, expect, it } from 'vitest';
+import { launchPageBrowser } from '../support/page-browser.js';
 import { freePort } from '../support/ports.js';
 import { REPO, tma, waitFor } from '../support/scratch-tmux.js';
 import { decodeTerminalQr } from '../support/terminal-qr.js';
 
 let dir = '';
+let browser: Browser | null = null;
 const children: ChildProcess[] = [];
 const aborts: AbortController[] = [];
 
 afterEach(async () => {
+  await browser?.close();
+  browser = null;
   for (const a of aborts.splice(0)) a.abort();
   for (const c of children.splice(0)) {
     if (c.exitCode === null && c.signalCode === null) {
@@ -129,15 +134,25 @@ it('pair --role viewer: link and QR agree, reads work, act is 403, clients shows
   const table = await tma(['hub', 'clients'], { env });
   expect(table.stdout).toMatch(/^phone\s+viewer\s+\d+ s ago\s+-$/m);
 
+  // The link as printed, in a real browser: the page signs in as the paired viewer.
+  browser = await launchPageBrowser(join(dir, 'browser'));
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(link);
+  await expect.poll(() => page.locator('#who').textContent(), { timeout: 10_000 }).toBe('phone · viewer');
+  expect(await page.locator('button.act').count()).toBe(0);
+
   // Revoke: the entry leaves hub.toml, the token file goes, and the open stream ends promptly.
   const t0 = Date.now();
   const revoked = await tma(['hub', 'revoke', 'phone'], { env });
   expect(revoked.code).toBe(0);
   expect(revoked.stdout).toContain('client phone removed from');
+  const t1 = Date.now();
   const endedAt = await Promise.race([stream.ended, new Promise<number>((r) => setTimeout(() => r(-1), 10_000))]);
   expect(endedAt).toBeGreaterThan(0);
-  console.log(`hub-pair: revoke to the device's stream closed in ${endedAt - t0} ms`);
+  console.log(`hub-pair: tma hub revoke started to the device's stream closed: ${endedAt - t0} ms (${endedAt - t1} ms after it returned)`);
   expect((await get(port, token)).status).toBe(401);
+  // The page's own stream ended too: it falls back to asking for a token.
+  await expect.poll(() => page.locator('#login').isVisible(), { timeout: 15_000 }).toBe(true);
   expect(readFileSync(join(dir, 'cfg', 'tma', 'hub.toml'), 'utf8')).not.toContain('phone');
   expect(existsSync(join(dir, 'cfg', 'tma', 'tokens', 'phone'))).toBe(false);
   // The hub printed at start still opens the fleet with its own link.

@@ -3,7 +3,11 @@
 // background; the cells are turned back into a module matrix, drawn into an RGBA image with a
 // quiet zone, and decoded with jsQR. No part of the code that printed it is used.
 
-import jsQR from 'jsqr';
+import jsQRModule from 'jsqr';
+
+// jsqr is CommonJS whose types say `export default`: under NodeNext the default import is the
+// module object; at run time it is the function itself (which also carries `.default`).
+const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRModule) as unknown as typeof jsQRModule.default;
 
 const ESC = /\x1b\[(\d+)m/y;
 

@@ -15,11 +15,13 @@ export function hubTrustOf(p: Parsed, url: URL): (() => Promise<HubTlsOptions>) 
       `--hub-${caFile !== undefined ? 'ca' : 'fingerprint'} is for a hub with TLS: --hub ${url.protocol === 'ws:' ? 'wss' : 'https'}://${url.host}`,
     );
   }
-  let trust: ReturnType<typeof checkTrust>;
+  const given = { ...(caFile !== undefined ? { caFile } : {}), ...(fingerprint !== undefined ? { fingerprint } : {}) };
   try {
-    trust = checkTrust({ ...(caFile !== undefined ? { caFile } : {}), ...(fingerprint !== undefined ? { fingerprint } : {}) });
+    checkTrust(given);
   } catch (e) {
     throw new ExitError((e as Error).message, 2);
   }
-  return () => hubTlsOptions(url, trust);
+  // Read again at every dial: a renewed certificate copied over the CA file is trusted from the
+  // collector's next reconnect, without a restart.
+  return async () => hubTlsOptions(url, checkTrust(given));
 }

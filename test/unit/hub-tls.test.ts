@@ -4,11 +4,14 @@
 // client tokens that expire (`tma hub pair --ttl`).
 
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parseArgv, type Parsed } from '../../cli/args.js';
+import { hubTrustOf } from '../../cli/hub-trust.js';
+import { VERB_FLAGS } from '../../cli/verb-table.js';
 import { mintCertificate, subjectAltNames } from '../../cli/verbs/hub-tls.js';
 import { HubConfigError, parseHubConfig, type HubConfig } from '../../hub/config/config.js';
 import { diffHubConfig } from '../../hub/config/diff.js';
@@ -57,6 +60,27 @@ describe('the trust flags', () => {
     });
     expect(certificateProblem(altName)).toMatch(/^Hostname\/IP does not match .*; pass --hub-ca FILE/);
     expect(certificateProblem(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))).toBeNull();
+  });
+});
+
+describe('the trust a verb dials with', () => {
+  const parsed = (argv: string[]) => parseArgv(argv, VERB_FLAGS) as unknown as Parsed;
+
+  it('reads the CA file at every dial, so a renewed certificate copied over it is trusted next time', async () => {
+    const file = join(scratch, 'hub-ca.pem');
+    writeFileSync(file, a.cert);
+    const dial = hubTrustOf(parsed(['--hub-ca', file, 'ls']), new URL('wss://hub.lan:7480'))!;
+    expect(await dial()).toEqual({ ca: a.cert });
+    writeFileSync(file, b.cert);
+    expect(await dial()).toEqual({ ca: b.cert });
+  });
+
+  it('none without the flags; a flag for a plain hub, or a bad one, is said before anything dials', () => {
+    expect(hubTrustOf(parsed(['ls']), new URL('ws://hub.lan:7480'))).toBeNull();
+    expect(() => hubTrustOf(parsed(['--hub-ca', '/x.pem', 'ls']), new URL('ws://hub.lan:7480'))).toThrow(
+      '--hub-ca is for a hub with TLS: --hub wss://hub.lan:7480',
+    );
+    expect(() => hubTrustOf(parsed(['--hub-fingerprint', 'AB', 'ls']), new URL('https://hub.lan:7480'))).toThrow(/64 hex digits/);
   });
 });
 

@@ -49,6 +49,9 @@ export const GLOBAL_FLAGS = {
   'manifest-dir': text,
   hub: text,
   'token-file': text,
+  // Trust for a hub with its own certificate (`[tls]`): its PEM, or its SHA-256 pinned.
+  'hub-ca': text,
+  'hub-fingerprint': text,
   'debug-timing': bool,
   // Read by the long-running verbs (hub, collector); the others log nothing.
   'log-level': text,

@@ -3,6 +3,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { tmaConfigDir } from '../shared/config-dir.js';
 
@@ -38,4 +39,14 @@ export function localToken(env: NodeJS.ProcessEnv): { token: string; file: strin
   const token = randomBytes(24).toString('hex');
   writeFileSync(file, `${token}\n`, { mode: 0o600 });
   return { token, file };
+}
+
+/** The hub's state folder (journals, last-seen), apart from config: `$XDG_STATE_HOME/tma`. */
+export function hubStateDir(env: NodeJS.ProcessEnv): string {
+  return join(env.XDG_STATE_HOME || join(env.HOME || homedir(), '.local', 'state'), 'tma');
+}
+
+/** When each client token was last used: the hub writes it, `tma hub clients` reads it. */
+export function clientsSeenPath(env: NodeJS.ProcessEnv): string {
+  return join(hubStateDir(env), 'hub-clients.json');
 }

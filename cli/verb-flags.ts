@@ -46,8 +46,21 @@ export const SUPERVISE = {
 // --interval is seconds as typed: collector and subscribe each word their own rule for it.
 export const COLLECTOR = { stdio: bool, 'host-name': text, interval: text } as const satisfies Flags;
 
-/** `tma hub`'s flags and `tma hub token`'s, which the hub verb refuses without `token`. */
-export const HUB = { listen: text, 'no-local': bool, host: text, client: text, role: text, dir: text, force: bool, print: bool } as const satisfies Flags;
+/** `tma hub`'s flags and those of its subcommands (token, tls, pair, clients, revoke), which the hub itself refuses. */
+export const HUB = {
+  listen: text,
+  'no-local': bool,
+  host: text,
+  client: text,
+  role: text,
+  dir: text,
+  force: bool,
+  print: bool,
+  // `tma hub tls --name HOST[,HOST...]`, `tma hub pair --name NAME`.
+  name: text,
+  ttl: text,
+  json: bool,
+} as const satisfies Flags;
 
 export const DEBUG = { trigger: text, json: bool } as const satisfies Flags;
 

@@ -107,7 +107,14 @@ export const VERB_TABLE = {
       '  serve the fleet (default 127.0.0.1:7480); SIGHUP re-reads hub.toml\n  logs on stderr as for collector (--log-level LEVEL or TMA_LOG_LEVEL)\n' +
       'tma hub token --host NAME | --client NAME --role viewer|operator [--dir DIR] [--force] [--hub ws://HUB:PORT] [--print]\n' +
       '  write a new 0600 token file, add its entry to hub.toml (created on first use) and reload the running hub,\n' +
-      '  then print the entry (and, for a host, the collector command); --print only prints\n\n' +
+      '  then print the entry (and, for a host, the collector command); --print only prints\n' +
+      'tma hub tls [--name HOST[,HOST...]] [--force]\n' +
+      '  a self-signed certificate and key (0600) for those names and addresses, [tls] added to hub.toml:\n' +
+      '  HTTPS and wss:// on the same port; prints its SHA-256 (collectors: --hub-ca FILE or --hub-fingerprint SHA256)\n' +
+      'tma hub pair [--role viewer|operator] [--name NAME] [--ttl 10m]\n' +
+      '  a client token for one device, added to hub.toml; prints the page link and its QR code\n' +
+      'tma hub clients [--json] | tma hub revoke NAME\n' +
+      '  the client tokens with when each was last seen; remove one (its streams end)\n\n' +
       '  tma hub --listen 0.0.0.0:7480\n  tma hub token --host gpu1 --hub ws://hub.lan:7480',
     overview: [
       [
@@ -118,9 +125,12 @@ export const VERB_TABLE = {
         'hub token --host NAME | --client NAME --role viewer|operator [--dir DIR] [--force] [--print]',
         'mint a 0600 token file, add it to hub.toml\nand reload the hub (--print only prints)',
       ],
+      ['hub tls [--name HOST[,HOST...]] [--force]', 'a self-signed certificate for the hub:\nHTTPS and wss:// on the same port'],
+      ['hub pair [--role viewer|operator] [--name NAME] [--ttl 10m]', 'pair a device: page link and QR code'],
+      ['hub clients [--json] | hub revoke NAME', 'paired devices, last seen; unpair one'],
     ],
     section: 'commands',
-    positionals: { words: ['token'] },
+    positionals: { words: ['token', 'tls', 'pair', 'clients', 'revoke'] },
     load: async () => (await import('./verbs/hub.js')).main,
   }),
   forget: verb({

@@ -11,6 +11,7 @@ import { HEARTBEAT_MS } from '../shared/protocol.js';
 import { parseListen, staleAfterDefault, type HubConfig, type ListenAddress } from './config/config.js';
 import { applyReload, type ReloadReport } from './config/reload.js';
 import { DEFAULT_ACT_TIMEOUT_MS } from './http/act.js';
+import { ClientsSeen } from './http/clients-seen.js';
 import { hubApp } from './http/app.js';
 import { TokenBook } from './http/auth.js';
 import { CollectEndpoint } from './http/collect.js';
@@ -57,6 +58,10 @@ export interface StartHubOptions {
   notifyTiming?: Partial<NotifyTiming>;
   /** The version `tma_build_info` reports (the CLI's; the hub does not import cli/). */
   version?: string;
+  /** Where each client's last-seen time is kept (`tma hub clients` reads it); null or absent: memory only. */
+  clientsSeenFile?: string | null;
+  /** How often that file is rewritten when something changed; tests shorten it. */
+  clientsSeenFlushMs?: number;
 }
 
 export interface Hub {
@@ -92,10 +97,11 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   const heartbeatMs = opts.heartbeatMs ?? HEARTBEAT_MS;
   const listen = typeof opts.listen === 'string' ? parseListen(opts.listen) : (opts.listen ?? config.listen);
 
-  const book = new TokenBook(config);
+  const book = new TokenBook(config, clock);
   const metrics = new HubMetrics({ version: opts.version ?? 'unknown', node: process.version });
   metrics.perPane = config.metrics?.perPane ?? false;
-  const gate = new Gate({ book, metrics, logger, clock });
+  let seen: ClientsSeen | null = null;
+  const gate = new Gate({ book, metrics, logger, clock, onClient: (name) => seen?.touch(name) });
   const store: FleetStore = new MemoryFleetStore({ clock, lostAfterMs: config.lostAfterMs });
   for (const c of config.collectors) store.declare(c.host, 'ws');
   for (const s of config.ssh) store.declare(s.name, 'ssh');
@@ -144,6 +150,16 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     logger,
     limits: { maxBufferedBytes: opts.subscriberMaxBufferedBytes ?? 8 * 1024 * 1024, drainTimeoutMs: opts.sseDrainTimeoutMs ?? 10_000 },
   });
+  seen = new ClientsSeen({
+    file: opts.clientsSeenFile ?? null,
+    clock,
+    open: () => subscribe.openClients(),
+    ...(opts.clientsSeenFlushMs ? { intervalMs: opts.clientsSeenFlushMs } : {}),
+    onError: (m) => logger.warn(m),
+  });
+  // A paired token past its expiry is refused at once (auth.ts); its open streams end here.
+  const expiryTimer = setInterval(() => book.expiredClients().forEach((name) => subscribe.closeClient(name, `the token of client ${name} expired`)), 1000);
+  expiryTimer.unref();
   const collect = new CollectEndpoint({ gate, sessions, metrics, logger });
   const http = await listenHttp({
     listen,
@@ -155,6 +171,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
       '/v1/subscribe': (req, socket, head) => subscribe.upgrade(req, socket, head),
     },
     limits: { ...DEFAULT_CONNECTION_LIMITS, ...opts.connectionLimits },
+    ...(config.tls ? { tls: config.tls } : {}),
     onConnectionRefused: (address) => {
       metrics.connectionsRefused++;
       gate.logRefusal('(connection)', `too many connections from ${address} or in all`);
@@ -162,10 +179,10 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   });
   notifyContext.hubUrl = config.publicUrl ?? http.url;
   logger.info({ url: http.url, ...(config.publicUrl ? { public_url: config.publicUrl } : {}) }, 'hub listening');
-  if (!isLoopback(listen.host)) {
+  if (!isLoopback(listen.host) && !config.tls) {
     logger.warn(
       { listen: `${listen.host}:${http.port}` },
-      'the hub speaks plain HTTP beyond loopback: tokens travel in clear; keep it on loopback behind a TLS proxy, or use the ssh transport',
+      'the hub speaks plain HTTP beyond loopback: tokens travel in clear; add [tls] to hub.toml (tma hub tls --name HOST), keep it on loopback behind a TLS proxy, or use the ssh transport',
     );
   }
 
@@ -202,12 +219,16 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
           },
           stopSsh: (name, reason) => ssh.stop(name, reason),
           setSinks: (sinks) => notifier.setSinks(sinks),
+          setCertificate: (tls) => http.setCertificate(tls),
+          forgetClient: (name) => seen?.forget(name),
         },
         next,
       ),
     close() {
       closed ??= (async () => {
         clearInterval(sweepTimer);
+        clearInterval(expiryTimer);
+        seen?.close();
         stopWarming();
         notifier.close();
         await ssh.stopAll();

@@ -3,22 +3,24 @@
 
 import { UsageError, type Parsed } from '../args.js';
 import { ExitError } from '../local.js';
-import { hubTarget } from './hub-client.js';
+import { dispatcherOf, hubTarget, unreachable } from './hub-client.js';
 
 export async function main(p: Parsed): Promise<number> {
   const host = p.positionals[0];
   if (!host) throw new UsageError('forget needs a host name: tma --hub URL forget HOST');
   if (p.positionals.length > 1) throw new UsageError(`unexpected argument "${p.positionals[1]}"`);
   const t = hubTarget(p, process.env);
+  const via = await dispatcherOf(t);
   let res: Response;
   try {
     res = await fetch(new URL(`/v1/hosts/${encodeURIComponent(host)}`, t.base), {
+      ...via,
       method: 'DELETE',
       headers: t.token ? { authorization: `Bearer ${t.token}` } : {},
       signal: AbortSignal.timeout(10_000),
     });
   } catch (e) {
-    throw new ExitError(`hub ${t.base.origin} unreachable: ${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message}`, 1);
+    throw unreachable(t, e);
   }
   let detail = '';
   try {

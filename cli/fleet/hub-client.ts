@@ -2,7 +2,10 @@
 // reading it (one document, or a stream of lines).
 
 import { readFileSync } from 'node:fs';
+import { Agent, type Dispatcher } from 'undici';
+import { certificateProblem, type HubTlsOptions } from '../../shared/hub-tls.js';
 import { UsageError, type Parsed } from '../args.js';
+import { hubTrustOf } from '../hub-trust.js';
 import type { SELECTOR } from '../verb-flags.js';
 import { defaultTokenFile } from '../hub-files.js';
 import { ExitError } from '../local.js';
@@ -10,6 +13,8 @@ import { ExitError } from '../local.js';
 export interface HubTarget {
   base: URL;
   token: string | null;
+  /** `--hub-ca` / `--hub-fingerprint`: the TLS options to dial with; absent: the system's roots. */
+  tls?: () => Promise<HubTlsOptions>;
 }
 
 function readTokenFile(path: string, what: string): string {
@@ -54,7 +59,20 @@ export function hubTarget(p: Parsed, env: NodeJS.ProcessEnv): HubTarget {
       token = null;
     }
   }
-  return { base, token };
+  const tls = hubTrustOf(p, base);
+  return { base, token, ...(tls ? { tls } : {}) };
+}
+
+/** Node's fetch with the hub's TLS trust, when one was given (undici is the library inside it). */
+export async function dispatcherOf(t: HubTarget): Promise<{ dispatcher?: Dispatcher }> {
+  if (!t.tls) return {};
+  let connect: HubTlsOptions;
+  try {
+    connect = await t.tls();
+  } catch (e) {
+    throw unreachable(t, e);
+  }
+  return { dispatcher: new Agent({ connect }) };
 }
 
 function headers(t: HubTarget, extra: Record<string, string> = {}): Record<string, string> {
@@ -74,7 +92,9 @@ async function explain(res: Response): Promise<string> {
   return `the hub answered ${res.status}${detail}`;
 }
 
-function unreachable(t: HubTarget, e: unknown): ExitError {
+export function unreachable(t: HubTarget, e: unknown): ExitError {
+  const problem = certificateProblem(e);
+  if (problem) return new ExitError(`hub ${t.base.origin} not trusted: ${problem}`, 1);
   const cause = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
   return new ExitError(`hub ${t.base.origin} unreachable: ${cause}`, 1);
 }
@@ -82,9 +102,10 @@ function unreachable(t: HubTarget, e: unknown): ExitError {
 export async function getJson<T>(t: HubTarget, path: string, query: URLSearchParams = new URLSearchParams()): Promise<T> {
   const url = new URL(path, t.base);
   url.search = query.toString();
+  const via = await dispatcherOf(t);
   let res: Response;
   try {
-    res = await fetch(url, { headers: headers(t), signal: AbortSignal.timeout(10_000) });
+    res = await fetch(url, { headers: headers(t), signal: AbortSignal.timeout(10_000), ...via });
   } catch (e) {
     throw unreachable(t, e);
   }
@@ -93,9 +114,11 @@ export async function getJson<T>(t: HubTarget, path: string, query: URLSearchPar
 }
 
 export async function postJson<T>(t: HubTarget, path: string, body: unknown, timeoutMs: number): Promise<{ status: number; body: T }> {
+  const via = await dispatcherOf(t);
   let res: Response;
   try {
     res = await fetch(new URL(path, t.base), {
+      ...via,
       method: 'POST',
       headers: headers(t, { 'content-type': 'application/json' }),
       body: JSON.stringify(body),
@@ -117,9 +140,10 @@ export async function streamSse(t: HubTarget, path: string, query: URLSearchPara
   const url = new URL(path, t.base);
   url.search = query.toString();
   const ctl = new AbortController();
+  const via = await dispatcherOf(t);
   let res: Response;
   try {
-    res = await fetch(url, { headers: headers(t, { accept: 'text/event-stream' }), signal: ctl.signal });
+    res = await fetch(url, { headers: headers(t, { accept: 'text/event-stream' }), signal: ctl.signal, ...via });
   } catch (e) {
     throw unreachable(t, e);
   }

@@ -13,6 +13,8 @@ import type { COLLECTOR } from '../verb-flags.js';
 import { ExitError, guard } from '../local.js';
 import { assembleCollector, heartbeatOverride, IDLE_SWEEP_MS, WATCHED_SWEEP_MS } from '../collector-assembly.js';
 import { tokenFileWarning } from '../../shared/token-file-mode.js';
+import { hubTrustOf } from '../hub-trust.js';
+import type { HubTlsOptions } from '../../shared/hub-tls.js';
 import { logLevelOf } from '../log-setup.js';
 import { createLogger, lineLogTo } from '../../shared/log.js';
 
@@ -47,6 +49,20 @@ function readToken(file: string): { token: string; loose: string | null } {
   return { token, loose: tokenFileWarning(file) };
 }
 
+/**
+ * `--hub-ca`/`--hub-fingerprint` for every hub of the list, worked out for the one being dialled
+ * (a pin is checked against that hub). The hubs given are checked now, so a ws:// URL with
+ * --hub-ca is a usage error; a hub learnt from a welcome later is checked when it is dialled.
+ */
+function trustPerHub(p: Parsed<typeof COLLECTOR>, given: readonly string[]): ((url: string) => Promise<HubTlsOptions>) | null {
+  const known = new Map(given.map((u) => [u, hubTrustOf(p, new URL(u))]));
+  if (![...known.values()].some(Boolean)) return null;
+  return async (url) => {
+    const trust = known.has(url) ? known.get(url) : hubTrustOf(p, new URL(url));
+    return trust ? trust() : {};
+  };
+}
+
 export async function main(p: Parsed<typeof COLLECTOR>): Promise<number> {
   const stdio = p.opts.stdio === true;
   const hub = p.globals.hub;
@@ -65,6 +81,7 @@ export async function main(p: Parsed<typeof COLLECTOR>): Promise<number> {
     // A URL of the wrong kind is a mistake in the command line, said in one line.
     throw new UsageError((e as Error).message);
   }
+  const tls = hubs ? trustPerHub(p, hubs.all) : null;
 
   // The link to an ssh hub is stdin/stdout: watched from the first moment, so an end of input (or
   // a write error) during start-up ends this process as surely as one later on.
@@ -109,7 +126,15 @@ export async function main(p: Parsed<typeof COLLECTOR>): Promise<number> {
       stdioEnd.onClose(() => shutdown(0));
       publisher.attach(stdioEnd);
     } else {
-      dialer = dialHub({ url: hubs!.current, hubs: hubs!, token, onLink: (link) => publisher.attach(link), log, healthyAfterMs: heartbeatOverride(env) });
+      dialer = dialHub({
+        url: hubs!.current,
+        hubs: hubs!,
+        token,
+        onLink: (link) => publisher.attach(link),
+        log,
+        healthyAfterMs: heartbeatOverride(env),
+        ...(tls ? { tls } : {}),
+      });
     }
     await engines.start();
     started = true;

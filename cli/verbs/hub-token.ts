@@ -4,38 +4,43 @@
 // comments), so the output can also be pasted, or appended, into a hub.toml by hand.
 
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { DEFAULT_LISTEN, expandHome, hostName, loadHubConfig, type Role } from '../../hub/config/config.js';
+import { DEFAULT_LISTEN, expandHome, loadHubConfig, type Role } from '../../hub/config/config.js';
 import { UsageError, type Parsed } from '../args.js';
 import type { HUB } from '../verb-flags.js';
 import { ExitError } from '../local.js';
 import { defaultHubConfigPath, defaultTokenDir, localToken } from '../hub-files.js';
-import { appendEntry, listedTokenFile, newHubToml, runningHub, writeConfigAtomically, type RunningHub } from './hub-config-file.js';
+import {
+  appendEntry,
+  checkName,
+  listedTokenFile,
+  newHubToml,
+  runningHub,
+  signalReload,
+  writeConfigAtomically,
+  writeToken,
+  type RunningHub,
+} from './hub-config-file.js';
 
-/** Names become file names here and host names in hub.toml: the hub's own rule, and never `.`/`..`. */
-export function checkName(name: string, what: string): string {
-  const r = hostName.safeParse(name);
-  if (!r.success) throw new UsageError(`${what} "${name}": ${r.error.issues[0]!.message}`);
-  if (/^\.+$/.test(name)) throw new UsageError(`${what} "${name}" is not a usable name`);
-  return name;
-}
+export { checkName };
 
 const q = (s: string) => JSON.stringify(s);
 
 const HAND_ADD = '# add this entry to hub.toml, then reload the hub: systemctl --user reload tma-hub (or kill -HUP its pid)';
 
 /** `added`: the line saying where the entry went and whether a hub took it, instead of what to do by hand. */
-export function hostEntryText(name: string, file: string, hubUrl: string, note: string, added?: string): string {
+/** `ca`: the hub's own certificate (`[tls]`), which the collector must trust. */
+export function hostEntryText(name: string, file: string, hubUrl: string, note: string, added?: string, ca?: string): string {
   return [
     `# token for host ${name} written to ${file} (mode 0600)`,
     added ?? HAND_ADD,
     '[[collector]]',
     `host = ${q(name)}`,
     `token_file = ${q(file)}`,
-    `# on ${name}, with the token file copied to the same path (mode 0600), run:`,
-    `#   tma collector --hub ${hubUrl} --token-file ${file} --host-name ${name}`,
+    `# on ${name}, with the token file copied to the same path (mode 0600)${ca ? ' and the hub certificate too' : ''}, run:`,
+    `#   tma collector --hub ${hubUrl}${ca ? ` --hub-ca ${ca}` : ''} --token-file ${file} --host-name ${name}`,
     ...(note ? [`# ${note}`] : []),
     '',
   ].join('\n');
@@ -61,37 +66,46 @@ const LOOPBACK = /^(127\.|\[?::1\]?:|localhost:)/;
  * hub's own address (this machine's name when it listens on every address); else this machine at
  * the configured port.
  */
-function collectorUrl(p: Parsed, env: NodeJS.ProcessEnv, running: RunningHub | null = null): { url: string; note: string } {
-  const given = p.globals.hub;
-  if (given) {
-    const url = given.replace(/^http(s?):\/\//, 'ws$1://');
-    if (!/^wss?:\/\/[^/\s]+/.test(url)) throw new UsageError(`--hub "${given}": expected ws://HOST:PORT`);
-    return { url, note: '' };
-  }
+function collectorUrl(p: Parsed, env: NodeJS.ProcessEnv, running: RunningHub | null = null): { url: string; note: string; ca?: string } {
   let listen = DEFAULT_LISTEN;
   let publicUrl: string | undefined;
+  let ca: string | undefined;
   const file = p.globals.config ?? defaultHubConfigPath(env);
   try {
     if (existsSync(file)) {
       const c = loadHubConfig(file);
       listen = `${c.listen.host}:${c.listen.port}`;
       publicUrl = c.publicUrl;
+      ca = c.tls?.certFile;
     }
   } catch {
     // A config that does not load yet is no reason not to mint a token; the port stays the default.
   }
-  // public_url is where people reach the hub; a collector goes the same way.
+  const given = p.globals.hub;
+  if (given) {
+    const url = given.replace(/^http(s?):\/\//, 'ws$1://');
+    if (!/^wss?:\/\/[^/\s]+/.test(url)) throw new UsageError(`--hub "${given}": expected ws://HOST:PORT`);
+    return { url, note: '', ...(ca && url.startsWith('wss:') ? { ca } : {}) };
+  }
+  // public_url is where people reach the hub; a collector goes the same way (a proxy's certificate is its own).
   if (publicUrl) return { url: publicUrl.replace(/^http(s?):\/\//, 'ws$1://'), note: '' };
+  // The hub's own certificate: the collector trusts it with --hub-ca.
+  if (ca) return { ...hubOwnUrl(listen, running, 'wss'), ca };
+  return hubOwnUrl(listen, running, 'ws');
+}
+
+/** The running hub's own address (this machine's name when it listens on every address), else the configured port here. */
+function hubOwnUrl(listen: string, running: RunningHub | null, scheme: 'ws' | 'wss'): { url: string; note: string } {
   if (running) {
     const at = running.url.replace(/^https?:\/\//, '');
-    const url = `${running.url.startsWith('https:') ? 'wss' : 'ws'}://${at.replace(/^(0\.0\.0\.0|\[::\])(?=:)/, hostname())}`;
+    const url = `${running.url.startsWith('https:') ? 'wss' : scheme}://${at.replace(/^(0\.0\.0\.0|\[::\])(?=:)/, hostname())}`;
     const loopback = LOOPBACK.test(at);
     return { url, note: loopback ? `the hub listens on ${at}, loopback only: other hosts need a listen address they can reach (or a proxy)` : '' };
   }
   const port = listen.slice(listen.lastIndexOf(':') + 1);
   const loopback = LOOPBACK.test(listen);
   return {
-    url: `ws://${hostname()}:${port}`,
+    url: `${scheme}://${hostname()}:${port}`,
     note: loopback ? `the hub listens on ${listen}, loopback only: other hosts need a listen address they can reach (or a proxy)` : '',
   };
 }
@@ -99,6 +113,8 @@ function collectorUrl(p: Parsed, env: NodeJS.ProcessEnv, running: RunningHub | n
 export async function main(p: Parsed<typeof HUB>): Promise<number> {
   const env = process.env;
   if (p.positionals.length > 1) throw new UsageError(`unexpected argument "${p.positionals[1]}"`);
+  const stray = (['name', 'ttl', 'json'] as const).find((k) => p.opts[k] !== undefined);
+  if (stray) throw new UsageError(`--${stray} is not a flag of \`tma hub token\``);
   const host = p.opts.host;
   const client = p.opts.client;
   const role = p.opts.role;
@@ -116,7 +132,7 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
   if (p.opts.print === true) {
     writeToken(dir, file, token, force);
     const hub = host !== undefined ? collectorUrl(p, env) : null;
-    process.stdout.write(hub ? hostEntryText(name, file, hub.url, hub.note) : clientEntryText(name, role as Role, file));
+    process.stdout.write(hub ? hostEntryText(name, file, hub.url, hub.note, undefined, hub.ca) : clientEntryText(name, role as Role, file));
     return 0;
   }
 
@@ -135,31 +151,12 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
   const hub = host !== undefined ? collectorUrl(p, env, running) : null;
   const said = running ? `the running hub (pid ${running.pid}) was told to reload it` : 'no hub runs for it now; `tma hub` reads it when it starts';
   const added = `# ${listed !== null ? 'already in' : 'added to'} ${configPath}; ${said}`;
-  const entry = hub ? hostEntryText(name, file, hub.url, hub.note, added) : clientEntryText(name, role as Role, file, added);
+  const entry = hub ? hostEntryText(name, file, hub.url, hub.note, added, hub.ca) : clientEntryText(name, role as Role, file, added);
   // Checked as the hub will read it, with the new token in place, before anything is written.
   const text = listed !== null ? null : appendEntry(configPath, base, entry, (path) => (path === file ? token : readFileSync(path, 'utf8')));
   writeToken(dir, file, token, force);
   if (text !== null) writeConfigAtomically(configPath, text);
-  if (running) {
-    try {
-      process.kill(running.pid, 'SIGHUP');
-    } catch (e) {
-      process.stderr.write(`tma: could not signal the hub (pid ${running.pid}): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}\n`);
-    }
-  }
+  if (running) signalReload(running);
   process.stdout.write(entry);
   return 0;
-}
-
-function writeToken(dir: string, file: string, token: string, force: boolean): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  try {
-    writeFileSync(file, `${token}\n`, { mode: 0o600, flag: force ? 'w' : 'wx' });
-    // A replaced file keeps the mode it had: make sure it is ours alone.
-    chmodSync(file, 0o600);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') throw new ExitError(`${file} already exists; pass --force to replace its token`, 2);
-    throw new ExitError(`cannot write ${file}: ${code ?? (e as Error).message}`, 1);
-  }
 }

@@ -4,7 +4,6 @@
 
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { homedir } from 'node:os';
 import { DEFAULT_LISTEN, DEFAULT_LOST_AFTER_MS, HubConfigError, loadHubConfig, parseListen, type HubConfig } from '../../hub/config/config.js';
 import { reloadOnSignal } from '../../hub/config/reload.js';
 import { startHub, type Hub } from '../../hub/server.js';
@@ -16,7 +15,7 @@ import { hostName } from '../../collector/tmux/host.js';
 import { UsageError, type Parsed } from '../args.js';
 import type { HUB } from '../verb-flags.js';
 import { assembleCollector, IDLE_SWEEP_MS, WATCHED_SWEEP_MS } from '../collector-assembly.js';
-import { defaultHubConfigPath, localToken, readLocalToken } from '../hub-files.js';
+import { clientsSeenPath, defaultHubConfigPath, hubStateDir, localToken, readLocalToken } from '../hub-files.js';
 import { writePidFile } from './hub-config-file.js';
 import { ExitError, guard } from '../local.js';
 import { logLevelOf } from '../log-setup.js';
@@ -26,8 +25,7 @@ import { hostLabel } from '../../shared/host-label.js';
 
 /** Where the hub journals fleet notifications, so a restart neither loses nor repeats one. */
 function notifyJournalPath(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_STATE_HOME || join(env.HOME || homedir(), '.local', 'state');
-  return join(base, 'tma', 'hub-notifications.jsonl');
+  return join(hubStateDir(env), 'hub-notifications.jsonl');
 }
 
 function zeroConfig(token: string): HubConfig {
@@ -80,9 +78,13 @@ export function attachLocalCollector(
 
 export async function main(p: Parsed<typeof HUB>): Promise<number> {
   const env = process.env;
-  if (p.positionals[0] === 'token') return (await import('./hub-token.js')).main(p);
-  const stray = (['host', 'client', 'role', 'dir', 'force', 'print'] as const).find((k) => p.opts[k] !== undefined);
-  if (stray) throw new UsageError(`--${stray} belongs to \`tma hub token\``);
+  const sub = p.positionals[0];
+  if (sub === 'token') return (await import('./hub-token.js')).main(p);
+  if (sub === 'tls') return (await import('./hub-tls.js')).main(p);
+  if (sub === 'pair') return (await import('./hub-pair.js')).main(p);
+  if (sub === 'clients' || sub === 'revoke') return (await import('./hub-clients.js')).main(p);
+  const stray = (['host', 'client', 'role', 'dir', 'force', 'print', 'name', 'ttl', 'json'] as const).find((k) => p.opts[k] !== undefined);
+  if (stray) throw new UsageError(`--${stray} belongs to a subcommand (\`tma hub token|tls|pair|clients|revoke\`)`);
   const listen = p.opts.listen;
   const noLocal = p.opts['no-local'] === true;
   if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
@@ -121,7 +123,14 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
     let hub;
     try {
       const logger = await createLogger({ name: 'tma-hub', level });
-      hub = await startHub({ config, ...(listen ? { listen } : {}), notifyJournal: notifyJournalPath(env), logger, version: VERSION });
+      hub = await startHub({
+        config,
+        ...(listen ? { listen } : {}),
+        notifyJournal: notifyJournalPath(env),
+        clientsSeenFile: clientsSeenPath(env),
+        logger,
+        version: VERSION,
+      });
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EADDRINUSE') throw new ExitError(`cannot listen on ${listen ?? 'the configured address'}: address in use`, 1);
@@ -163,8 +172,12 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
     const page = config.publicUrl ?? hub.url;
     if (pageToken) {
       process.stdout.write(`tma hub: fleet view: ${page}/#token=${pageToken}\n`);
-      process.stdout.write(`tma hub: token in ${tokenNote}; try: curl -H "Authorization: Bearer $(cat ${tokenNote})" ${hub.url}/v1/agents\n`);
-      process.stdout.write(`tma hub: or: node bin/tma.js --hub ${hub.url} ls\n`);
+      // With [tls], the same commands trust the hub's own certificate.
+      const ca = config.tls?.certFile;
+      process.stdout.write(
+        `tma hub: token in ${tokenNote}; try: curl${ca ? ` --cacert ${ca}` : ''} -H "Authorization: Bearer $(cat ${tokenNote})" ${hub.url}/v1/agents\n`,
+      );
+      process.stdout.write(`tma hub: or: node bin/tma.js --hub ${hub.url}${ca ? ` --hub-ca ${ca}` : ''} ls\n`);
     } else {
       process.stdout.write(`tma hub: fleet view: ${page}/ (sign in with a client token; mint one: tma hub token --client NAME --role viewer)\n`);
     }

@@ -9,6 +9,7 @@ import { HEARTBEAT_MS, MAX_FRAME_BYTES } from '../../shared/protocol.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from '../../shared/backoff.js';
 import type { LineLog } from '../../shared/log-level.js';
 import { HubList, welcomeHubs } from './hub-list.js';
+import { certificateProblem, type HubTlsOptions } from '../../shared/hub-tls.js';
 
 export { collectUrl } from './hub-list.js';
 
@@ -61,6 +62,8 @@ export interface DialOptions {
   random?: () => number;
   /** A welcomed link with no error frame for this long has had its snapshot taken: backoff resets. */
   healthyAfterMs?: number;
+  /** TLS trust for a wss:// hub (`--hub-ca`, `--hub-fingerprint`; shared/hub-tls.ts), worked out per dial. */
+  tls?: (url: string) => Promise<HubTlsOptions>;
 }
 
 /** A refusal that only a person can fix: the next try waits between one and ten minutes. */
@@ -136,11 +139,32 @@ export function dialHub(opts: DialOptions): Dialer {
     timer = setTimeout(connect, delay);
   };
 
+  // A certificate this collector does not trust only a person can fix: said once, retried slowly.
+  const tlsRefused = (e: unknown) => {
+    const problem = certificateProblem(e);
+    if (problem) {
+      if (problem !== lastRefusal) log(`cannot trust the hub at ${hubs.current}: ${problem}; retrying quietly until the reason changes`, 'warn');
+      lastRefusal = problem;
+      retry(problem, problem);
+    } else retry(`to ${hubs.current} failed: ${(e as Error).message}`, null, 'warn');
+  };
+
   function connect() {
     timer = null;
     if (stopped) return;
+    if (!opts.tls) {
+      open({});
+      return;
+    }
+    opts.tls(hubs.current).then((tls) => {
+      if (!stopped) open(tls);
+    }, tlsRefused);
+  }
+
+  function open(tls: HubTlsOptions) {
     const url = hubs.current;
     const ws = new WebSocket(url, {
+      ...tls,
       headers: { authorization: `Bearer ${opts.token}` },
       maxPayload: MAX_FRAME_BYTES + 1024,
       handshakeTimeout: 10_000,
@@ -190,13 +214,14 @@ export function dialHub(opts: DialOptions): Dialer {
       });
       opts.onLink(link);
     });
-    let connectError: string | null = null;
+    let connectError: Error | null = null;
     ws.on('error', (e) => {
       // 'close' follows an error before open; the retry there says both what failed and when next.
-      if (!opened && ws.readyState !== WebSocket.OPEN) connectError = e.message;
+      if (!opened && ws.readyState !== WebSocket.OPEN) connectError = e;
     });
     ws.on('close', () => {
-      if (!opened && timer === null && !stopped) retry(`to ${url} failed: ${connectError ?? 'could not connect'}`, null, 'warn');
+      if (opened || timer !== null || stopped) return;
+      tlsRefused(connectError ?? new Error('could not connect'));
     });
   }
 

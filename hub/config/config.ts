@@ -3,6 +3,7 @@
 // folder so a config and its secrets can move together.
 
 import { readFileSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
@@ -35,7 +36,11 @@ const clientEntry = z.strictObject({
   token: z.string().optional(),
   token_file: z.string().min(1).optional(),
   role: z.enum(['viewer', 'operator']),
+  /** A TOML date-time (`tma hub pair --ttl`): the hub refuses the token from then on. */
+  expires: z.date().optional(),
 });
+
+const tlsEntry = z.strictObject({ cert_file: z.string().min(1), key_file: z.string().min(1) });
 
 const sshEntry = z.strictObject({
   name: hostName,
@@ -68,6 +73,7 @@ const hubSchema = z.strictObject({
         .optional(),
     })
     .optional(),
+  tls: tlsEntry.optional(),
 });
 
 export type Role = 'viewer' | 'operator';
@@ -86,6 +92,16 @@ export interface ClientCredential {
   name: string;
   token: string;
   role: Role;
+  /** Epoch ms from which the token is refused; absent: it does not expire. */
+  expiresAt?: number;
+}
+
+/** `[tls]`: the PEM text as read, and the files it came from (a reload reads them again). */
+export interface HubTls {
+  certFile: string;
+  keyFile: string;
+  cert: string;
+  key: string;
 }
 
 export interface SshTarget {
@@ -114,6 +130,8 @@ export interface HubConfig {
   metrics?: { perPane: boolean };
   /** `[fleet] hubs`: every hub of this fleet, named in each welcome so collectors can fail over. */
   fleetHubs?: string[];
+  /** `[tls]`: HTTPS and wss:// on the listen port; absent: plain HTTP. */
+  tls?: HubTls;
 }
 
 export class HubConfigError extends Error {}
@@ -142,14 +160,30 @@ export function expandHome(path: string): string {
 
 const readTokenFromDisk: ReadTokenFile = (path) => readFileSync(path, 'utf8');
 
+function resolveFile(file: string, named: string): string {
+  const path = expandHome(named);
+  return isAbsolute(path) ? path : resolve(dirname(file), path);
+}
+
+function readPem(file: string, where: string, named: string, read: ReadTokenFile): { path: string; text: string } {
+  const path = resolveFile(file, named);
+  let text: string;
+  try {
+    text = read(path);
+  } catch (e) {
+    throw new HubConfigError(`${file}: ${where}: cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  if (!text.includes('-----BEGIN ')) throw new HubConfigError(`${file}: ${where}: ${path} is not a PEM file`);
+  return { path, text };
+}
+
 function resolveToken(file: string, where: string, entry: { token?: string | undefined; token_file?: string | undefined }, read: ReadTokenFile): string {
   if (entry.token !== undefined && entry.token_file !== undefined) {
     throw new HubConfigError(`${file}: ${where}: set token or token_file, not both`);
   }
   let token: string;
   if (entry.token_file !== undefined) {
-    const named = expandHome(entry.token_file);
-    const path = isAbsolute(named) ? named : resolve(dirname(file), named);
+    const path = resolveFile(file, entry.token_file);
     try {
       token = read(path);
     } catch (e) {
@@ -170,7 +204,7 @@ function resolveToken(file: string, where: string, entry: { token?: string | und
  * Parse hub.toml text. `file` is only used in messages and to resolve relative token files;
  * `read` is injectable so tests need no files on disk.
  */
-export function parseHubConfig(file: string, text: string, read: ReadTokenFile = readTokenFromDisk): HubConfig {
+export function parseHubConfig(file: string, text: string, read: ReadTokenFile = readTokenFromDisk, readPublic: ReadTokenFile = read): HubConfig {
   let raw: unknown;
   try {
     raw = parseToml(text);
@@ -203,6 +237,7 @@ export function parseHubConfig(file: string, text: string, read: ReadTokenFile =
     name: e.name,
     role: e.role,
     token: resolveToken(file, `client[${i}]`, e, read),
+    ...(e.expires ? { expiresAt: e.expires.getTime() } : {}),
   }));
   // The hub binds the link to `name`; the default command says so to the remote collector, whose
   // own machine name may differ. A custom command is run exactly as written.
@@ -245,7 +280,21 @@ export function parseHubConfig(file: string, text: string, read: ReadTokenFile =
     ...(c.notify ? { notify: notifySinks(file, c.notify, read) } : {}),
     ...(c.metrics ? { metrics: { perPane: c.metrics.per_pane ?? false } } : {}),
     ...(c.fleet?.hubs?.length ? { fleetHubs: c.fleet.hubs } : {}),
+    ...(c.tls ? { tls: tlsOf(file, c.tls, read, readPublic) } : {}),
   };
+}
+
+/** The certificate is public (no mode warning); the key is read as a token file is. */
+function tlsOf(file: string, t: { cert_file: string; key_file: string }, read: ReadTokenFile, readPublic: ReadTokenFile): HubTls {
+  const cert = readPem(file, 'tls.cert_file', t.cert_file, readPublic);
+  const key = readPem(file, 'tls.key_file', t.key_file, read);
+  // A pair that does not load must stop a start, or a reload, here rather than at the first handshake.
+  try {
+    createSecureContext({ cert: cert.text, key: key.text });
+  } catch (e) {
+    throw new HubConfigError(`${file}: tls: ${cert.path} and ${key.path} do not load as a certificate and its key: ${(e as Error).message}`);
+  }
+  return { certFile: cert.path, keyFile: key.path, cert: cert.text, key: key.text };
 }
 
 function notifySinks(file: string, entries: Parameters<typeof settleNotifySinks>[1], read: ReadTokenFile): NotifySinkConfig[] {
@@ -265,10 +314,15 @@ export function loadHubConfig(file: string, warn?: (line: string) => void): HubC
     throw new HubConfigError(`${file}: cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
   if (!warn) return parseHubConfig(file, text);
-  return parseHubConfig(file, text, (path) => {
-    const token = readTokenFromDisk(path);
-    const w = tokenFileWarning(path);
-    if (w) warn(w);
-    return token;
-  });
+  return parseHubConfig(
+    file,
+    text,
+    (path) => {
+      const token = readTokenFromDisk(path);
+      const w = tokenFileWarning(path);
+      if (w) warn(w);
+      return token;
+    },
+    readTokenFromDisk,
+  );
 }

@@ -17,7 +17,7 @@ export interface ConfigDiff {
   hostTokens: { added: string[]; removed: string[]; changed: string[] };
   ssh: { added: SshTarget[]; removed: string[]; changed: SshTarget[]; unchanged: string[] };
   notifyChanged: boolean;
-  /** Settings a reload applies at once (public_url, [metrics]). */
+  /** Settings a reload applies at once (public_url, [metrics], a renewed [tls] certificate). */
   liveChanged: string[];
   /** Keys whose new value is read but takes effect only when the hub restarts. */
   needsRestart: string[];
@@ -51,6 +51,9 @@ export function diffHubConfig(before: HubConfig, after: HubConfig): ConfigDiff {
   if (before.listen.host !== after.listen.host || before.listen.port !== after.listen.port) needsRestart.push('listen');
   if (before.staleAfterMs !== after.staleAfterMs) needsRestart.push('stale_after_secs');
   if (before.lostAfterMs !== after.lostAfterMs) needsRestart.push('lost_after_secs');
+  // The server is HTTPS or plain from its start: turning [tls] on or off needs a new one.
+  if (!before.tls !== !after.tls) needsRestart.push('tls');
+  const tlsRenewed = !!before.tls && !!after.tls && (before.tls.cert !== after.tls.cert || before.tls.key !== after.tls.key);
   return {
     clients: {
       added: cl.added,
@@ -74,6 +77,7 @@ export function diffHubConfig(before: HubConfig, after: HubConfig): ConfigDiff {
       ...(before.publicUrl !== after.publicUrl ? ['public_url'] : []),
       ...((before.metrics?.perPane ?? false) !== (after.metrics?.perPane ?? false) ? ['metrics.per_pane'] : []),
       ...((before.fleetHubs ?? []).join() !== (after.fleetHubs ?? []).join() ? ['fleet.hubs'] : []),
+      ...(tlsRenewed ? ['tls'] : []),
     ],
     needsRestart,
   };

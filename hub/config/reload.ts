@@ -24,6 +24,10 @@ export interface ReloadTarget {
   /** Stop dialling the target and close its link (which ends the remote collector). */
   stopSsh(name: string, reason: string): Promise<void>;
   setSinks(sinks: NotifySinkConfig[]): void;
+  /** A renewed `[tls]` certificate: the next handshake uses it. */
+  setCertificate?(tls: { cert: string; key: string }): void;
+  /** A client removed from hub.toml leaves the last-seen record. */
+  forgetClient?(name: string): void;
   commit(next: HubConfig): void;
 }
 
@@ -38,7 +42,10 @@ export async function applyReload(t: ReloadTarget, next: HubConfig): Promise<Rel
   t.commit(next);
 
   const gone = (what: string) => `${what} by a reload of hub.toml`;
-  for (const name of diff.clients.removed) t.closeClientStreams(name, gone(`client ${name} was removed`));
+  for (const name of diff.clients.removed) {
+    t.closeClientStreams(name, gone(`client ${name} was removed`));
+    t.forgetClient?.(name);
+  }
   for (const name of diff.clients.tokenChanged) t.closeClientStreams(name, gone(`the token of client ${name} was changed`));
   for (const host of diff.hostTokens.removed) t.closeHostLinks(host, gone(`the token for host ${host} was removed`));
   for (const host of diff.hostTokens.changed) t.closeHostLinks(host, gone(`the token for host ${host} was changed`));
@@ -54,6 +61,7 @@ export async function applyReload(t: ReloadTarget, next: HubConfig): Promise<Rel
     t.dialSsh(s);
   }
   if (diff.notifyChanged) t.setSinks(next.notify ?? []);
+  if (diff.liveChanged.includes('tls') && next.tls) t.setCertificate?.(next.tls);
 
   const summary = diffSummary(diff);
   t.logger.info(

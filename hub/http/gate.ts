@@ -29,6 +29,7 @@ export const errorBody = (message: string) => ({ schema: 1 as const, error: mess
 export function refusalMessage(r: Refusal): string {
   if (r.reason === 'missing') return 'missing bearer token';
   if (r.reason === 'unknown') return 'unknown token';
+  if (r.reason === 'expired') return 'this token has expired';
   return 'this token is not valid for this endpoint';
 }
 
@@ -42,7 +43,16 @@ export class Gate {
   /** Refused credentials are counted every time, logged only as a sample. */
   private readonly sampler: LogSampler;
 
-  constructor(private readonly o: { book: TokenBook; metrics: HubMetrics; logger: Logger; clock: () => number }) {
+  constructor(
+    private readonly o: {
+      book: TokenBook;
+      metrics: HubMetrics;
+      logger: Logger;
+      clock: () => number;
+      /** Told the name of every client whose credential was accepted (last-seen, hub/http/clients-seen.ts). */
+      onClient?: (name: string) => void;
+    },
+  ) {
     this.sampler = new LogSampler(10_000, o.clock);
   }
 
@@ -60,6 +70,7 @@ export class Gate {
   client(header: string | null | undefined, endpoint: string): AuthOutcome<ClientPrincipal> {
     const r = authClient(this.o.book, header);
     if (!r.ok) this.refused(endpoint, r);
+    else this.o.onClient?.(r.who.name);
     return r;
   }
 

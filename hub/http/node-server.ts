@@ -1,7 +1,10 @@
 // The one node http server the hub listens on: SSE streams are answered on it directly, every
-// other request goes to the hono app, and WebSocket upgrades are handed out by path.
+// other request goes to the hono app, and WebSocket upgrades are handed out by path. With `[tls]`
+// it is an HTTPS server on the same port (wss:// for the upgrades), whose certificate a reload can
+// replace without dropping a connection.
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
@@ -21,6 +24,8 @@ export interface NodeServerOptions {
   /** WebSocket upgrades by path; any other path is refused with 404. */
   upgrades: Record<string, Upgrade>;
   limits: ConnectionLimits;
+  /** PEM certificate (chain) and key: serve HTTPS. */
+  tls?: { cert: string; key: string };
   onConnectionRefused: (address: string) => void;
   logger: Logger;
 }
@@ -28,6 +33,8 @@ export interface NodeServerOptions {
 export interface ListeningServer {
   url: string;
   port: number;
+  /** A renewed certificate: new connections get it, open ones keep theirs. Throws on a bad pair. */
+  setCertificate(tls: { cert: string; key: string }): void;
   /** Stop listening and cut every connection still open. */
   close(): Promise<void>;
 }
@@ -37,7 +44,7 @@ const pathOf = (req: IncomingMessage) => (req.url ?? '/').split('?')[0]!;
 export async function listenHttp(o: NodeServerOptions): Promise<ListeningServer> {
   const honoListener = getRequestListener(o.app.fetch);
   // Header and request timeouts are enforced on this interval (Node's default is 30 s).
-  const server = createServer({ connectionsCheckingInterval: 2000 }, (req, res) => {
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
     if (req.method === 'GET' && pathOf(req) === '/v1/subscribe' && (req.headers.accept ?? '').includes('text/event-stream')) {
       try {
         o.sse(req, res);
@@ -49,7 +56,10 @@ export async function listenHttp(o: NodeServerOptions): Promise<ListeningServer>
       return;
     }
     void honoListener(req, res);
-  });
+  };
+  const server = o.tls
+    ? createHttpsServer({ connectionsCheckingInterval: 2000, cert: o.tls.cert, key: o.tls.key }, listener)
+    : createServer({ connectionsCheckingInterval: 2000 }, listener);
 
   limitConnections(server, o.limits, o.onConnectionRefused);
 
@@ -70,8 +80,12 @@ export async function listenHttp(o: NodeServerOptions): Promise<ListeningServer>
   const addr = server.address() as AddressInfo;
   const hostPart = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   return {
-    url: `http://${hostPart}:${addr.port}`,
+    url: `${o.tls ? 'https' : 'http'}://${hostPart}:${addr.port}`,
     port: addr.port,
+    setCertificate(tls) {
+      if (!('setSecureContext' in server)) throw new Error('the hub serves plain HTTP: [tls] takes effect on restart');
+      server.setSecureContext({ cert: tls.cert, key: tls.key });
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

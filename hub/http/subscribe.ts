@@ -77,6 +77,11 @@ export class SubscribeEndpoint {
     });
   }
 
+  /** The clients with a stream open now (each once). */
+  openClients(): string[] {
+    return [...new Set(this.byClient.values())];
+  }
+
   /** End every stream `client` opened (its token was withdrawn); returns how many. */
   closeClient(client: string, reason: string): number {
     const mine = [...this.byClient].filter(([, c]) => c === client).map(([end]) => end);

@@ -27,6 +27,8 @@ const missing = [
   ['chromium', executable('/usr/bin/chromium')],
   ['faketime', onPath('faketime')],
   ['prometheus', onPath('promtool')],
+  ['openssl', onPath('openssl')],
+  ['curl', onPath('curl')],
 ]
   .filter(([, ok]) => !ok)
   .map(([pkg]) => pkg);

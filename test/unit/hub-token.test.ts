@@ -16,6 +16,12 @@ describe('tma hub token output', () => {
     expect(text).toContain('tma collector --hub ws://hub:7480 --token-file /home/dev/.config/tma/tokens/gpu-1.lab --host-name gpu-1.lab');
   });
 
+  it('for a hub with its own certificate, the collector command trusts it with --hub-ca', () => {
+    const text = hostEntryText('b2', '/t/b2', 'wss://hub.lan:7480', '', undefined, '/home/dev/.config/tma/tls/hub.crt');
+    expect(text).toContain('# on b2, with the token file copied to the same path (mode 0600) and the hub certificate too, run:\n');
+    expect(text).toContain('#   tma collector --hub wss://hub.lan:7480 --hub-ca /home/dev/.config/tma/tls/hub.crt --token-file /t/b2 --host-name b2\n');
+  });
+
   it('a client entry carries the role', () => {
     const text = clientEntryText('ann', 'viewer', '/t/ann with "quotes"');
     const c = parseHubConfig('/etc/tma/hub.toml', text, (p) => (p === '/t/ann with "quotes"' ? 'tok-ann' : ''));

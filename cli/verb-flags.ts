@@ -47,7 +47,17 @@ export const SUPERVISE = {
 export const COLLECTOR = { stdio: bool, 'host-name': text, interval: text } as const satisfies Flags;
 
 /** `tma hub`'s flags and `tma hub token`'s, which the hub verb refuses without `token`. */
-export const HUB = { listen: text, 'no-local': bool, host: text, client: text, role: text, dir: text, force: bool, print: bool } as const satisfies Flags;
+export const HUB = {
+  listen: text,
+  nats: text,
+  'no-local': bool,
+  host: text,
+  client: text,
+  role: text,
+  dir: text,
+  force: bool,
+  print: bool,
+} as const satisfies Flags;
 
 export const DEBUG = { trigger: text, json: bool } as const satisfies Flags;
 

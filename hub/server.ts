@@ -27,6 +27,7 @@ import { HubMetrics } from './metrics.js';
 import { HubNotifier, type NotifyTiming } from './notify/hub-notifier.js';
 import type { FleetStore } from './store/fleet-store.js';
 import { MemoryFleetStore } from './store/memory-store.js';
+import { startNatsFleet, type NatsFleet } from './nats/fleet.js';
 import { warmPieces } from './store/warmer.js';
 
 export interface StartHubOptions {
@@ -96,7 +97,9 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   const metrics = new HubMetrics({ version: opts.version ?? 'unknown', node: process.version });
   metrics.perPane = config.metrics?.perPane ?? false;
   const gate = new Gate({ book, metrics, logger, clock });
-  const store: FleetStore = new MemoryFleetStore({ clock, lostAfterMs: config.lostAfterMs });
+  // On NATS the whole fleet is listed before anything is served; without it, nothing changes.
+  const nats: NatsFleet | null = config.nats ? await startNatsFleet(config.nats, { clock, lostAfterMs: config.lostAfterMs, logger }) : null;
+  const store: FleetStore = nats?.store ?? new MemoryFleetStore({ clock, lostAfterMs: config.lostAfterMs });
   for (const c of config.collectors) store.declare(c.host, 'ws');
   for (const s of config.ssh) store.declare(s.name, 'ssh');
   const stopWarming = warmPieces(store);
@@ -121,7 +124,17 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     pendingSnapshotMaxBytes: opts.pendingSnapshotMaxBytes,
     onNotify: (host, event) => notifier.receive(host, event),
     admitNotify: (host) => notifier.admit(host),
+    ...(nats ? { admitHost: (host: string) => nats.store.admit(host) } : {}),
   });
+  if (nats) {
+    nats.store.onClaimLost = (host, reason) => sessions.session(host)?.close(reason);
+    nats.serveActs((host) => sessions.session(host));
+  }
+  /** The host's link here, else (on NATS) the hub that holds it. */
+  const actTarget = (host: string) => {
+    const s = sessions.session(host);
+    return s?.isOpen || !nats ? s : (nats.remote(host) ?? s);
+  };
 
   const sweepTimer = setInterval(() => store.sweep(), heartbeatMs);
   sweepTimer.unref();
@@ -133,8 +146,9 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     notifier,
     logger,
     clock,
-    session: (host) => sessions.session(host),
+    session: actTarget,
     actTimeoutMs: opts.actTimeoutMs ?? DEFAULT_ACT_TIMEOUT_MS,
+    ...(nats ? { slots: nats.slots, health: () => nats.health() } : {}),
   });
   const subscribe = new SubscribeEndpoint({
     gate,
@@ -211,6 +225,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
         await ssh.stopAll();
         streams.close();
         sessions.closeAll('hub shutting down');
+        await nats?.close();
         collect.goingAway();
         await http.close();
         collect.terminate();

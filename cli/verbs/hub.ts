@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { homedir } from 'node:os';
-import { DEFAULT_LISTEN, DEFAULT_LOST_AFTER_MS, HubConfigError, loadHubConfig, parseListen, type HubConfig } from '../../hub/config/config.js';
+import { DEFAULT_LISTEN, DEFAULT_LOST_AFTER_MS, HubConfigError, loadHubConfig, parseListen, withNatsFlag, type HubConfig } from '../../hub/config/config.js';
 import { reloadOnSignal } from '../../hub/config/reload.js';
 import { startHub, type Hub } from '../../hub/server.js';
 import { linkPair } from '../../shared/link.js';
@@ -113,6 +113,7 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
         pageToken = local.token;
         tokenNote = local.file;
       }
+      if (p.opts.nats !== undefined) config = withNatsFlag(config, p.opts.nats);
     } catch (e) {
       if (e instanceof HubConfigError) throw new ExitError(e.message, 1);
       throw e;

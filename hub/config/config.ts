@@ -60,6 +60,21 @@ const hubSchema = z.strictObject({
   ssh: z.array(sshEntry).optional(),
   notify: z.array(notifyEntry).optional(),
   metrics: z.strictObject({ per_pane: z.boolean().optional() }).optional(),
+  nats: z
+    .strictObject({
+      url: z
+        .string()
+        .regex(/^(nats|tls):\/\/\S+$/, 'a nats:// or tls:// URL')
+        .optional(),
+      servers: z
+        .array(z.string().regex(/^(nats|tls):\/\/\S+$/, 'a nats:// or tls:// URL'))
+        .min(1)
+        .optional(),
+      creds_file: z.string().min(1).optional(),
+      replicas: z.union([z.literal(1), z.literal(3), z.literal(5)]).optional(),
+      lease_secs: secs.optional(),
+    })
+    .optional(),
 });
 
 export type Role = 'viewer' | 'operator';
@@ -104,7 +119,22 @@ export interface HubConfig {
   notify?: NotifySinkConfig[];
   /** `[metrics]`; absent: the defaults (no per-pane series). */
   metrics?: { perPane: boolean };
+  /** `[nats]`: the fleet lives in JetStream and any number of hubs serve it; absent: one hub, in memory. */
+  nats?: NatsConfig;
 }
+
+export interface NatsConfig {
+  /** Every server the client may use; `url` first when both are given. */
+  servers: string[];
+  /** A `.creds` file (JWT and NKey seed), resolved like token files. */
+  credsFile?: string;
+  /** Copies of every bucket and stream: 1, or 3 / 5 on a cluster. */
+  replicas: 1 | 3 | 5;
+  /** How long a hub's claim on a host lasts unrenewed: a dead hub's hosts move after this. */
+  leaseMs: number;
+}
+
+export const DEFAULT_NATS_LEASE_MS = 3000;
 
 export class HubConfigError extends Error {}
 
@@ -234,7 +264,35 @@ export function parseHubConfig(file: string, text: string, read: ReadTokenFile =
     // Only when configured: a config without sinks reads exactly as it did before they existed.
     ...(c.notify ? { notify: notifySinks(file, c.notify, read) } : {}),
     ...(c.metrics ? { metrics: { perPane: c.metrics.per_pane ?? false } } : {}),
+    ...(c.nats ? { nats: natsSection(file, c.nats) } : {}),
   };
+}
+
+function natsSection(file: string, n: NonNullable<z.infer<typeof hubSchema>['nats']>): NatsConfig {
+  const servers = [...(n.url ? [n.url] : []), ...(n.servers ?? []).filter((s) => s !== n.url)];
+  if (servers.length === 0) throw new HubConfigError(`${file}: nats: set url or servers`);
+  let credsFile: string | undefined;
+  if (n.creds_file !== undefined) {
+    const named = expandHome(n.creds_file);
+    credsFile = isAbsolute(named) ? named : resolve(dirname(file), named);
+  }
+  return {
+    servers,
+    ...(credsFile ? { credsFile } : {}),
+    replicas: n.replicas ?? 1,
+    leaseMs: n.lease_secs !== undefined ? Math.round(n.lease_secs * 1000) : DEFAULT_NATS_LEASE_MS,
+  };
+}
+
+/** `--nats URL[,URL…]` over hub.toml's `[nats]`: the flag's servers, the file's other settings. */
+export function withNatsFlag(config: HubConfig, flag: string): HubConfig {
+  const servers = flag
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const bad = servers.find((s) => !/^(nats|tls):\/\/\S+$/.test(s));
+  if (servers.length === 0 || bad !== undefined) throw new HubConfigError(`--nats "${bad ?? flag}": expected nats://HOST:PORT (comma-separated for several)`);
+  return { ...config, nats: { replicas: 1, leaseMs: DEFAULT_NATS_LEASE_MS, ...config.nats, servers } };
 }
 
 function notifySinks(file: string, entries: Parameters<typeof settleNotifySinks>[1], read: ReadTokenFile): NotifySinkConfig[] {

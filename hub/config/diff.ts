@@ -51,6 +51,7 @@ export function diffHubConfig(before: HubConfig, after: HubConfig): ConfigDiff {
   if (before.listen.host !== after.listen.host || before.listen.port !== after.listen.port) needsRestart.push('listen');
   if (before.staleAfterMs !== after.staleAfterMs) needsRestart.push('stale_after_secs');
   if (before.lostAfterMs !== after.lostAfterMs) needsRestart.push('lost_after_secs');
+  if (JSON.stringify(before.nats ?? null) !== JSON.stringify(after.nats ?? null)) needsRestart.push('nats');
   return {
     clients: {
       added: cl.added,

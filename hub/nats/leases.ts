@@ -13,7 +13,7 @@ const isConflict = (e: unknown): boolean => /wrong last sequence|key exists/i.te
 
 export class Leases {
   /** Hosts this hub holds, with the revision of its last write of the claim and when it runs out. */
-  private readonly held = new Map<string, { revision: number; until: number }>();
+  private readonly held = new Map<string, { revision: number; until: number; warned?: boolean }>();
   private readonly timer: NodeJS.Timeout;
   /** Releases under way (a closing hub waits for them). */
   releasing = 0;
@@ -79,12 +79,12 @@ export class Leases {
         this.lose(host, 'another hub took over this host');
         return;
       }
-      // NATS is away: the claim still stands until it runs out, then another hub may take it.
-      if (this.clock() >= mine.until) {
-        this.lose(host, 'this hub lost NATS and its claim on the host ran out');
-        return;
-      }
-      this.logger.warn({ host, err: (e as Error).message }, 'lease renewal failed; retrying');
+      // NATS (or JetStream, electing a leader) is away. The link stays: the collector is on this
+      // hub, so no other hub can have claimed the host meanwhile except through a link of its
+      // own, and then the next renewal that lands finds the conflict. The others show the host
+      // stale once the claim's time is past, as they should: they hear nothing from it.
+      if (!mine.warned) this.logger.warn({ host, err: (e as Error).message }, 'lease renewal failed; retrying');
+      mine.warned = true;
     }
   }
 

@@ -105,6 +105,8 @@ export class NatsFleetStore extends MemoryFleetStore {
         { server: s.server },
         up ? 'NATS is back; catching up from the last revision' : 'NATS lost; serving what this hub last knew',
       );
+      // The old watches may have died with the connection: new ones resume from their revision.
+      if (up) for (const f of this.followings) f.restart();
       for (const host of this.statuses.keys()) this.toRebuild.add(host);
       this.scheduleRebuild();
     }

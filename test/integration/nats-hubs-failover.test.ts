@@ -100,7 +100,6 @@ describe('two hub processes on NATS, one collector', { timeout: 180_000 }, () =>
           XDG_STATE_HOME: join(dir, 'state'),
           XDG_RUNTIME_DIR: join(dir, 'run'),
           XDG_CONFIG_HOME: join(dir, 'cfg'),
-          TMA_COLLECTOR_HEARTBEAT_MS: '200',
         },
         stdio: ['ignore', 'ignore', 'ignore'],
       },
@@ -149,11 +148,26 @@ describe('two hub processes on NATS, one collector', { timeout: 180_000 }, () =>
     expect(y.ms - x.ms).toBeLessThan(2000);
     await sleep(300);
     expect(agent.keys()).toBe('1');
-    const second = y.r;
+    // The row as it stands once the screen has settled (the measurement above took its first form).
+    await sleep(1000);
+    const second = await blocked(b.url, onA.prompt_id);
+    expect(second.prompt_id).toBe(y.r.prompt_id);
     const results = await Promise.all(Array.from({ length: 50 }, (_, i) => approve(i % 2 ? a.url : b.url, second, `burst-${i}`)));
     await sleep(300);
-    expect(agent.keys()).toBe('11');
     const all = JSON.stringify(results.map((r) => [r.outcome, r.reason]));
+    if (process.env.DBG)
+      console.log(
+        'A-LOG',
+        a
+          .output()
+          .split('\n')
+          .filter((l) => !/"level":30,.*remote act"/.test(l))
+          .slice(-30)
+          .join('\n'),
+        '\nB-LOG',
+        b.output().split('\n').slice(-10).join('\n'),
+      );
+    expect(agent.keys(), all).toBe('11');
     expect(
       results.filter((r) => r.outcome === 'sent'),
       all,

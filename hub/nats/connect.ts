@@ -31,6 +31,14 @@ async function withBackoff<T>(what: string, fn: () => Promise<T>, untilMs: numbe
   }
 }
 
+function readCreds(file: string): Uint8Array {
+  try {
+    return readFileSync(file);
+  } catch (e) {
+    throw new Error(`nats.creds_file: cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
 export async function connectFleet(cfg: NatsConfig, name: string): Promise<FleetBuckets> {
   const nc = await connect({
     servers: cfg.servers,
@@ -40,7 +48,9 @@ export async function connectFleet(cfg: NatsConfig, name: string): Promise<Fleet
     reconnectTimeWait: 500,
     pingInterval: 2000,
     maxPingOut: 2,
-    ...(cfg.credsFile ? { authenticator: credsAuthenticator(readFileSync(cfg.credsFile)) } : {}),
+    ...(cfg.credsFile ? { authenticator: credsAuthenticator(readCreds(cfg.credsFile)) } : {}),
+  }).catch((e: unknown) => {
+    throw new Error(`cannot reach NATS at ${cfg.servers.join(', ')}: ${(e as Error).message}`);
   });
   try {
     const kvm = new Kvm(nc);

@@ -179,6 +179,46 @@ describe('the fleet on NATS', () => {
   });
 });
 
+/** An SSE stream's text so far, read in the background. */
+function sseText(h: TestHub, query: string): { text: () => string; stop: () => void } {
+  const ac = new AbortController();
+  let text = '';
+  void fetch(`${h.url}/v1/subscribe?${query}`, { headers: { authorization: `Bearer ${TOKENS.viewer}`, accept: 'text/event-stream' }, signal: ac.signal })
+    .then(async (r) => {
+      const dec = new TextDecoder();
+      for await (const chunk of r.body!) text += dec.decode(chunk as Uint8Array, { stream: true });
+    })
+    .catch(() => undefined);
+  return { text: () => text, stop: () => ac.abort() };
+}
+
+describe('streams and metrics on a hub the host is not linked to', () => {
+  it('every subscribe mode on the other hub carries the change; host gauges agree', async () => {
+    const a = await hub();
+    const b = await hub();
+    const c = await link(a);
+    c.snapshot(1, [protoRow({ pane: '%1', state: 'working', host: 'build1' })]);
+    await until(async () => ((await doc(b)).agents.length === 1 ? true : undefined));
+    const streams = ['mode=documents', 'mode=events', 'mode=changes'].map((q) => ({ q, s: sseText(b, q) }));
+    await new Promise((r) => setTimeout(r, 300));
+    c.delta(2, [protoRow({ pane: '%1', state: 'blocked', host: 'build1' })]);
+    try {
+      for (const { q, s } of streams)
+        await until(() => (s.text().includes('"blocked"') ? true : undefined), 2000).catch(() => expect(s.text(), q).toContain('"blocked"'));
+    } finally {
+      for (const { s } of streams) s.stop();
+    }
+    const gauges = async (h: TestHub) =>
+      (await h.metricsText())
+        .split('\n')
+        .filter((l) => /^tma_hub_host_(up|rows|stale)|^tma_hub_hosts_connected|^tma_hub_rows/.test(l))
+        .sort()
+        .join('\n');
+    await until(async () => ((await gauges(a)) === (await gauges(b)) ? true : undefined));
+    expect(await gauges(b)).toContain('tma_hub_host_up{host="build1"} 1');
+  });
+});
+
 describe('a hub that loses NATS', () => {
   it('says so on /healthz and on the hosts it follows, refuses acts it cannot route, and catches up when NATS is back', async () => {
     // Claims outlast the outage here; one that runs out ends the link (the next test).

@@ -157,7 +157,8 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     limits: { maxBufferedBytes: opts.subscriberMaxBufferedBytes ?? 8 * 1024 * 1024, drainTimeoutMs: opts.sseDrainTimeoutMs ?? 10_000 },
   });
   const collect = new CollectEndpoint({ gate, sessions, metrics, logger });
-  const http = await listenHttp({
+  // A hub that cannot listen must not leave its NATS connection (and its timers) behind.
+  const listening = listenHttp({
     listen,
     app,
     logger,
@@ -171,6 +172,10 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
       metrics.connectionsRefused++;
       gate.logRefusal('(connection)', `too many connections from ${address} or in all`);
     },
+  });
+  const http = await listening.catch(async (e: unknown) => {
+    await nats?.close();
+    throw e;
   });
   notifyContext.hubUrl = config.publicUrl ?? http.url;
   logger.info({ url: http.url, ...(config.publicUrl ? { public_url: config.publicUrl } : {}) }, 'hub listening');

@@ -108,7 +108,6 @@ describe('the fleet on NATS', () => {
     const second = await link(b);
     expect(second.received.find((f) => f.type === 'error')).toMatchObject({ code: 'host-busy' });
     first.close();
-    if (process.env.DBG) setTimeout(() => console.log(a.logLines.slice(-10).join(''), '-----', b.logLines.slice(-10).join('')), 2500);
     // The claim is let go when the link ends: the next link on the other hub is accepted at once.
     await until(async () => ((await doc(b)).hosts.find((x) => x.host === 'build1')?.reachable === false ? true : undefined));
     const third = await link(b);

@@ -155,18 +155,6 @@ describe('two hub processes on NATS, one collector', { timeout: 180_000 }, () =>
     const results = await Promise.all(Array.from({ length: 50 }, (_, i) => approve(i % 2 ? a.url : b.url, second, `burst-${i}`)));
     await sleep(300);
     const all = JSON.stringify(results.map((r) => [r.outcome, r.reason]));
-    if (process.env.DBG)
-      console.log(
-        'A-LOG',
-        a
-          .output()
-          .split('\n')
-          .filter((l) => !/"level":30,.*remote act"/.test(l))
-          .slice(-30)
-          .join('\n'),
-        '\nB-LOG',
-        b.output().split('\n').slice(-10).join('\n'),
-      );
     expect(agent.keys(), all).toBe('11');
     expect(
       results.filter((r) => r.outcome === 'sent'),

@@ -49,6 +49,7 @@ export const COLLECTOR = { stdio: bool, 'host-name': text, interval: text } as c
 /** `tma hub`'s flags and those of its subcommands (token, tls, pair, clients, revoke), which the hub itself refuses. */
 export const HUB = {
   listen: text,
+  nats: text,
   'no-local': bool,
   host: text,
   client: text,

@@ -102,9 +102,9 @@ export const VERB_TABLE = {
   }),
   hub: verb({
     flags: F.HUB,
-    usage: ['tma hub [--listen ADDR:PORT] [--config hub.toml] [--no-local]'],
+    usage: ['tma hub [--listen ADDR:PORT] [--config hub.toml] [--no-local] [--nats nats://HOST:PORT[,…]]'],
     help:
-      '  serve the fleet (default 127.0.0.1:7480); SIGHUP re-reads hub.toml\n  logs on stderr as for collector (--log-level LEVEL or TMA_LOG_LEVEL)\n' +
+      '  serve the fleet (default 127.0.0.1:7480); SIGHUP re-reads hub.toml\n  --nats: keep the fleet in NATS JetStream, shared by every hub given the same NATS\n  logs on stderr as for collector (--log-level LEVEL or TMA_LOG_LEVEL)\n' +
       'tma hub token --host NAME | --client NAME --role viewer|operator [--dir DIR] [--force] [--hub ws://HUB:PORT] [--print]\n' +
       '  write a new 0600 token file, add its entry to hub.toml (created on first use) and reload the running hub,\n' +
       '  then print the entry (and, for a host, the collector command); --print only prints\n' +

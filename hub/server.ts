@@ -28,6 +28,7 @@ import { HubMetrics } from './metrics.js';
 import { HubNotifier, type NotifyTiming } from './notify/hub-notifier.js';
 import type { FleetStore } from './store/fleet-store.js';
 import { MemoryFleetStore } from './store/memory-store.js';
+import { startNatsFleet, type NatsFleet } from './nats/fleet.js';
 import { warmPieces } from './store/warmer.js';
 
 export interface StartHubOptions {
@@ -102,7 +103,9 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   metrics.perPane = config.metrics?.perPane ?? false;
   let seen: ClientsSeen | null = null;
   const gate = new Gate({ book, metrics, logger, clock, onClient: (name) => seen?.touch(name) });
-  const store: FleetStore = new MemoryFleetStore({ clock, lostAfterMs: config.lostAfterMs });
+  // On NATS the whole fleet is listed before anything is served; without it, nothing changes.
+  const nats: NatsFleet | null = config.nats ? await startNatsFleet(config.nats, { clock, lostAfterMs: config.lostAfterMs, logger }) : null;
+  const store: FleetStore = nats?.store ?? new MemoryFleetStore({ clock, lostAfterMs: config.lostAfterMs });
   for (const c of config.collectors) store.declare(c.host, 'ws');
   for (const s of config.ssh) store.declare(s.name, 'ssh');
   const stopWarming = warmPieces(store);
@@ -129,7 +132,17 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     admitNotify: (host) => notifier.admit(host),
     // Read per welcome, so a reload that changes `[fleet] hubs` is told to the next link.
     fleetHubs: () => config.fleetHubs ?? [],
+    ...(nats ? { admitHost: (host: string) => nats.store.admit(host) } : {}),
   });
+  if (nats) {
+    nats.store.onClaimLost = (host, reason) => sessions.session(host)?.close(reason);
+    nats.serveActs((host) => sessions.session(host));
+  }
+  /** The host's link here, else (on NATS) the hub that holds it. */
+  const actTarget = (host: string) => {
+    const s = sessions.session(host);
+    return s?.isOpen || !nats ? s : (nats.remote(host) ?? s);
+  };
 
   const sweepTimer = setInterval(() => store.sweep(), heartbeatMs);
   sweepTimer.unref();
@@ -141,8 +154,9 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     notifier,
     logger,
     clock,
-    session: (host) => sessions.session(host),
+    session: actTarget,
     actTimeoutMs: opts.actTimeoutMs ?? DEFAULT_ACT_TIMEOUT_MS,
+    ...(nats ? { slots: nats.slots, health: () => nats.health() } : {}),
   });
   const subscribe = new SubscribeEndpoint({
     gate,
@@ -161,7 +175,8 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   const expiryTimer = setInterval(() => book.expiredClients().forEach((name) => subscribe.closeClient(name, `the token of client ${name} expired`)), 1000);
   expiryTimer.unref();
   const collect = new CollectEndpoint({ gate, sessions, metrics, logger });
-  const http = await listenHttp({
+  // A hub that cannot listen must not leave its NATS connection (and its timers) behind.
+  const listening = listenHttp({
     listen,
     app,
     logger,
@@ -176,6 +191,10 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
       metrics.connectionsRefused++;
       gate.logRefusal('(connection)', `too many connections from ${address} or in all`);
     },
+  });
+  const http = await listening.catch(async (e: unknown) => {
+    await nats?.close();
+    throw e;
   });
   notifyContext.hubUrl = config.publicUrl ?? http.url;
   logger.info({ url: http.url, ...(config.publicUrl ? { public_url: config.publicUrl } : {}) }, 'hub listening');
@@ -234,6 +253,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
         await ssh.stopAll();
         streams.close();
         sessions.closeAll('hub shutting down');
+        await nats?.close();
         collect.goingAway();
         await http.close();
         collect.terminate();

@@ -4,7 +4,7 @@
 
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_LISTEN, DEFAULT_LOST_AFTER_MS, HubConfigError, loadHubConfig, parseListen, type HubConfig } from '../../hub/config/config.js';
+import { DEFAULT_LISTEN, DEFAULT_LOST_AFTER_MS, HubConfigError, loadHubConfig, parseListen, withNatsFlag, type HubConfig } from '../../hub/config/config.js';
 import { reloadOnSignal } from '../../hub/config/reload.js';
 import { startHub, type Hub } from '../../hub/server.js';
 import { linkPair } from '../../shared/link.js';
@@ -98,7 +98,10 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
     const configFile = explicit || existsSync(path) ? path : null;
     // From here on a SIGHUP reloads (once the hub is up) instead of ending the process. A
     // zero-config hub watches the default path too: `tma hub token` creates the file and signals.
-    const reloader = reloadOnSignal(path, loadHubConfig, configFile === null);
+    // --nats stands over the file's [nats] on every reload too, so a SIGHUP does not drop it.
+    const natsFlag = p.opts.nats;
+    const load = (f: string, w: (line: string) => void) => (natsFlag === undefined ? loadHubConfig(f, w) : withNatsFlag(loadHubConfig(f, w), natsFlag));
+    const reloader = reloadOnSignal(path, load, configFile === null);
     const warnings: string[] = [];
     try {
       if (configFile) {
@@ -115,6 +118,7 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
         pageToken = local.token;
         tokenNote = local.file;
       }
+      if (natsFlag !== undefined) config = withNatsFlag(config, natsFlag);
     } catch (e) {
       if (e instanceof HubConfigError) throw new ExitError(e.message, 1);
       throw e;

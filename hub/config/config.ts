@@ -74,6 +74,21 @@ const hubSchema = z.strictObject({
     })
     .optional(),
   tls: tlsEntry.optional(),
+  nats: z
+    .strictObject({
+      url: z
+        .string()
+        .regex(/^(nats|tls):\/\/\S+$/, 'a nats:// or tls:// URL')
+        .optional(),
+      servers: z
+        .array(z.string().regex(/^(nats|tls):\/\/\S+$/, 'a nats:// or tls:// URL'))
+        .min(1)
+        .optional(),
+      creds_file: z.string().min(1).optional(),
+      replicas: z.union([z.literal(1), z.literal(3), z.literal(5)]).optional(),
+      lease_secs: secs.optional(),
+    })
+    .optional(),
 });
 
 export type Role = 'viewer' | 'operator';
@@ -132,7 +147,22 @@ export interface HubConfig {
   fleetHubs?: string[];
   /** `[tls]`: HTTPS and wss:// on the listen port; absent: plain HTTP. */
   tls?: HubTls;
+  /** `[nats]`: the fleet lives in JetStream and any number of hubs serve it; absent: one hub, in memory. */
+  nats?: NatsConfig;
 }
+
+export interface NatsConfig {
+  /** Every server the client may use; `url` first when both are given. */
+  servers: string[];
+  /** A `.creds` file (JWT and NKey seed), resolved like token files. */
+  credsFile?: string;
+  /** Copies of every bucket and stream: 1, or 3 / 5 on a cluster. */
+  replicas: 1 | 3 | 5;
+  /** How long a hub's claim on a host lasts unrenewed: a dead hub's hosts move after this. */
+  leaseMs: number;
+}
+
+export const DEFAULT_NATS_LEASE_MS = 3000;
 
 export class HubConfigError extends Error {}
 
@@ -281,6 +311,7 @@ export function parseHubConfig(file: string, text: string, read: ReadTokenFile =
     ...(c.metrics ? { metrics: { perPane: c.metrics.per_pane ?? false } } : {}),
     ...(c.fleet?.hubs?.length ? { fleetHubs: c.fleet.hubs } : {}),
     ...(c.tls ? { tls: tlsOf(file, c.tls, read, readPublic) } : {}),
+    ...(c.nats ? { nats: natsSection(file, c.nats) } : {}),
   };
 }
 
@@ -295,6 +326,33 @@ function tlsOf(file: string, t: { cert_file: string; key_file: string }, read: R
     throw new HubConfigError(`${file}: tls: ${cert.path} and ${key.path} do not load as a certificate and its key: ${(e as Error).message}`);
   }
   return { certFile: cert.path, keyFile: key.path, cert: cert.text, key: key.text };
+}
+
+function natsSection(file: string, n: NonNullable<z.infer<typeof hubSchema>['nats']>): NatsConfig {
+  const servers = [...(n.url ? [n.url] : []), ...(n.servers ?? []).filter((s) => s !== n.url)];
+  if (servers.length === 0) throw new HubConfigError(`${file}: nats: set url or servers`);
+  let credsFile: string | undefined;
+  if (n.creds_file !== undefined) {
+    const named = expandHome(n.creds_file);
+    credsFile = isAbsolute(named) ? named : resolve(dirname(file), named);
+  }
+  return {
+    servers,
+    ...(credsFile ? { credsFile } : {}),
+    replicas: n.replicas ?? 1,
+    leaseMs: n.lease_secs !== undefined ? Math.round(n.lease_secs * 1000) : DEFAULT_NATS_LEASE_MS,
+  };
+}
+
+/** `--nats URL[,URL…]` over hub.toml's `[nats]`: the flag's servers, the file's other settings. */
+export function withNatsFlag(config: HubConfig, flag: string): HubConfig {
+  const servers = flag
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const bad = servers.find((s) => !/^(nats|tls):\/\/\S+$/.test(s));
+  if (servers.length === 0 || bad !== undefined) throw new HubConfigError(`--nats "${bad ?? flag}": expected nats://HOST:PORT (comma-separated for several)`);
+  return { ...config, nats: { replicas: 1, leaseMs: DEFAULT_NATS_LEASE_MS, ...config.nats, servers } };
 }
 
 function notifySinks(file: string, entries: Parameters<typeof settleNotifySinks>[1], read: ReadTokenFile): NotifySinkConfig[] {

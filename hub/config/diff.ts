@@ -54,6 +54,7 @@ export function diffHubConfig(before: HubConfig, after: HubConfig): ConfigDiff {
   // The server is HTTPS or plain from its start: turning [tls] on or off needs a new one.
   if (!before.tls !== !after.tls) needsRestart.push('tls');
   const tlsRenewed = !!before.tls && !!after.tls && (before.tls.cert !== after.tls.cert || before.tls.key !== after.tls.key);
+  if (JSON.stringify(before.nats ?? null) !== JSON.stringify(after.nats ?? null)) needsRestart.push('nats');
   return {
     clients: {
       added: cl.added,

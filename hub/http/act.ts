@@ -18,6 +18,22 @@ import type { FleetReads } from '../store/fleet-store.js';
 import { BodyTooLarge, readBodyLimited } from './request-limits.js';
 
 export const DEFAULT_ACT_TIMEOUT_MS = 10_000;
+
+/** Where an act goes: the host's own link on this hub, or the hub that holds it. */
+export type ActTarget = Pick<LinkSession, 'isOpen' | 'request'>;
+
+/** The request provably never reached the host (no hub holds its link): nothing can have fired. */
+export class ActUndeliveredError extends Error {}
+
+/**
+ * Slots shared by several hubs: the first request of a slot goes to the host, a later one (on
+ * any hub) gets the result it got. `begin` waits a while for a result still being fetched.
+ */
+export interface SlotBook {
+  begin(host: string, slot: string, waitMs: number): Promise<{ kind: 'first' } | { kind: 'result'; result: ActResult }>;
+  /** The host's answer, recorded; null lets the slot go (nothing was delivered, or nothing is known). */
+  finish(host: string, slot: string, result: ActResult | null): Promise<void>;
+}
 /** An act body is a handful of short fields; anything this large is not one. */
 const MAX_BODY_BYTES = 16 * 1024;
 
@@ -27,7 +43,9 @@ export interface ActRouteDeps {
   metrics: HubMetrics;
   logger: Logger;
   clock: () => number;
-  session: (host: string) => LinkSession | undefined;
+  session: (host: string) => ActTarget | undefined;
+  /** Present when several hubs share slots (NATS). */
+  slots?: SlotBook;
   /** How long the hub waits for the host's answer before reporting `fired-unknown`. */
   timeoutMs: number;
 }
@@ -106,7 +124,15 @@ export function registerActRoute(app: Hono, d: ActRouteDeps): void {
 
     const server = plan.server;
     const slot = b.slot ?? `hub-${randomBytes(12).toString('hex')}`;
+    if (b.slot !== undefined && d.slots) {
+      const seen = await d.slots.begin(b.host, b.slot, d.timeoutMs);
+      if (seen.kind === 'result') {
+        record(who, b, slot, seen.result);
+        return c.json(seen.result, 200);
+      }
+    }
     let result: ActResult;
+    let known = true;
     try {
       const answer = await session!.request(
         {
@@ -129,9 +155,12 @@ export function registerActRoute(app: Hono, d: ActRouteDeps): void {
     } catch (e) {
       // The frame was handed to an open link before either of these can happen, so the host may
       // have acted: only the slot can tell, later.
+      known = false;
       if (e instanceof ActTimeoutError || e instanceof LinkClosedError) result = hubResult(b, server, 'timeout', HUB_REASONS.firedUnknown);
+      else if (e instanceof ActUndeliveredError) result = hubResult(b, server, 'timeout', HUB_REASONS.undelivered);
       else throw e;
     }
+    if (b.slot !== undefined && d.slots) await d.slots.finish(b.host, b.slot, known ? result : null);
     record(who, b, slot, result);
     // A slot the hub made up is handed back (an added key), so a caller who got fired-unknown can
     // ask again with it and learn what actually happened.

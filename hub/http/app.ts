@@ -5,14 +5,13 @@
 
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
-import type { LinkSession } from '../link/session.js';
 import type { HubMetrics } from '../metrics.js';
 import type { HubNotifier } from '../notify/hub-notifier.js';
 import { registerNotificationsRoute } from '../notify/route.js';
 import type { Selector } from '../../shared/selectors.js';
 import type { FleetHosts, FleetReads, FleetWarming } from '../store/fleet-store.js';
 import { mountWebPage } from '../web/assets.js';
-import { registerActRoute } from './act.js';
+import { registerActRoute, type ActTarget, type SlotBook } from './act.js';
 import { errorBody, type Gate } from './gate.js';
 import { jsonPartsResponse } from './parts-response.js';
 import { QueryError, selectorFromQuery } from './query.js';
@@ -25,16 +24,23 @@ export interface HubAppDeps {
   notifier: HubNotifier;
   logger: Logger;
   clock: () => number;
-  /** The open session publishing for `host`, if any. */
-  session: (host: string) => LinkSession | undefined;
+  /** Where an act for `host` goes: its open session here, or the hub that holds it. */
+  session: (host: string) => ActTarget | undefined;
+  slots?: SlotBook;
   actTimeoutMs: number;
+  /** Extra health (NATS): `ok` false answers 503. Absent: always ok. */
+  health?: () => { ok: boolean } & Record<string, unknown>;
 }
 
 export function hubApp(d: HubAppDeps): Hono {
   const { gate, store } = d;
   const app = new Hono();
 
-  app.get('/healthz', (c) => c.json({ schema: 1, ok: true }));
+  app.get('/healthz', (c) => {
+    if (!d.health) return c.json({ schema: 1, ok: true });
+    const h = d.health();
+    return c.json({ schema: 1, ...h }, h.ok ? 200 : 503);
+  });
   mountWebPage(app);
   app.get('/v1/whoami', gate.requireClient, whoami);
 
@@ -50,7 +56,16 @@ export function hubApp(d: HubAppDeps): Hono {
     return jsonPartsResponse(c, store.documentParts(sel));
   });
 
-  registerActRoute(app, { gate, store, metrics: d.metrics, logger: d.logger, clock: d.clock, session: d.session, timeoutMs: d.actTimeoutMs });
+  registerActRoute(app, {
+    gate,
+    store,
+    metrics: d.metrics,
+    logger: d.logger,
+    clock: d.clock,
+    session: d.session,
+    timeoutMs: d.actTimeoutMs,
+    ...(d.slots ? { slots: d.slots } : {}),
+  });
 
   app.get('/metrics', gate.requireClient, (c) =>
     c.body(d.metrics.render(store, d.clock()) + d.notifier.metricsText(), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }),
@@ -68,7 +83,8 @@ export function hubApp(d: HubAppDeps): Hono {
     if (d.session(host)?.isOpen) {
       return c.json(errorBody(`${host} is connected right now and would only come back; stop its collector (or remove its entry) first`), 409);
     }
-    store.forget(host);
+    // A host another hub holds would only come back; the store says so too.
+    if (!store.forget(host)) return c.json(errorBody(`${host} is connected right now and would only come back; stop its collector first`), 409);
     d.logger.info({ host, who: principal.name }, 'host forgotten');
     return c.json({ schema: 1, forgotten: host }, 200);
   });

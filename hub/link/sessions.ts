@@ -20,6 +20,8 @@ export interface LinkSessionsOptions {
   onNotify: NonNullable<LinkSessionOptions['onNotify']>;
   admitNotify: NonNullable<LinkSessionOptions['admitNotify']>;
   fleetHubs?: LinkSessionOptions['fleetHubs'];
+  /** Asked after this hub's own check: a reason refuses the link (another hub holds the host). */
+  admitHost?: (host: string) => string | null;
 }
 
 export class LinkSessions {
@@ -50,7 +52,7 @@ export class LinkSessions {
       // first. A link that has missed a heartbeat is likely gone and may be replaced.
       admit: (s) => {
         const prior = this.byHost.get(s.host);
-        if (!prior || prior === s || !prior.isOpen || prior.silentMs > heartbeatMs * 1.5) return null;
+        if (!prior || prior === s || !prior.isOpen || prior.silentMs > heartbeatMs * 1.5) return this.o.admitHost?.(s.host) ?? null;
         return `another collector already publishes for ${s.host} over a live link; this one is refused until that link ends`;
       },
       onHello: (s) => {

@@ -46,20 +46,20 @@ function bindRow(row: ProtocolRow, host: string, server: string): ProtocolRow {
 }
 
 export class MemoryFleetStore implements FleetStore {
-  private readonly hosts = new Map<string, HostRecord>();
+  protected readonly hosts = new Map<string, HostRecord>();
   private readonly listeners = new Set<(c: StoreChange) => void>();
-  private readonly clock: () => number;
+  protected readonly clock: () => number;
   private readonly lostAfterMs: number;
   private versionNo = 0;
   private cache: { version: number; rows: FleetRow[] } | null = null;
   private agentsCache: { version: number; parts: Buffer[] } | null = null;
   /** Host names, sorted; kept in order as hosts come and go. */
-  private readonly hostOrder: string[] = [];
-  private readonly journal = new ChangeJournal();
+  protected readonly hostOrder: string[] = [];
+  protected readonly journal = new ChangeJournal();
   /** When a full read was last answered (store clock), for the warmer. */
   private lastDocumentRead: number | null = null;
   /** Hosts whose pieces or status text a change dropped, for `prepare`. */
-  private readonly unbuilt = new Set<HostRecord>();
+  protected readonly unbuilt = new Set<HostRecord>();
 
   constructor(opts: FleetStoreOptions = {}) {
     this.clock = opts.clock ?? Date.now;
@@ -88,7 +88,7 @@ export class MemoryFleetStore implements FleetStore {
     return this.journal.take((host) => this.hosts.get(host));
   }
 
-  private hostChanged(h: HostRecord, rows: boolean): void {
+  protected hostChanged(h: HostRecord, rows: boolean): void {
     h.statusText = null;
     if (rows) h.pieces = null;
     this.unbuilt.add(h);
@@ -122,14 +122,14 @@ export class MemoryFleetStore implements FleetStore {
     return built;
   }
 
-  private changed(): void {
+  protected changed(): void {
     this.versionNo++;
     this.cache = null;
     const c = { at_ms: this.clock(), version: this.versionNo };
     for (const cb of [...this.listeners]) cb(c);
   }
 
-  private record(host: string, transport: Transport): HostRecord {
+  protected record(host: string, transport: Transport): HostRecord {
     let h = this.hosts.get(host);
     if (!h) {
       h = newHostRecord(host, transport);

@@ -1,0 +1,67 @@
+// The hub's NATS connection and the fleet's buckets. Every hub opens the same buckets by name, so
+// the first to start creates them and the rest find them. Right after a cluster forms, JetStream
+// may refuse a placement for a moment ("no suitable peers"): creation is retried with backoff.
+
+import { readFileSync } from 'node:fs';
+import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import { Kvm, type KV } from '@nats-io/kv';
+import type { NatsConfig } from '../config/config.js';
+import { HOSTS_BUCKET, ROWS_BUCKET, SLOTS_BUCKET } from './keys.js';
+
+export interface FleetBuckets {
+  nc: NatsConnection;
+  rows: KV;
+  hosts: KV;
+  slots: KV;
+}
+
+/** How long a slot's recorded result is kept: longer than any caller retries an act. */
+const SLOT_MAX_AGE_MS = 3_600_000;
+
+async function withBackoff<T>(what: string, fn: () => Promise<T>, untilMs: number): Promise<T> {
+  let wait = 100;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (Date.now() + wait > untilMs) throw new Error(`${what}: ${(e as Error).message}`);
+      await new Promise((r) => setTimeout(r, wait));
+      wait = Math.min(wait * 2, 2000);
+    }
+  }
+}
+
+function readCreds(file: string): Uint8Array {
+  try {
+    return readFileSync(file);
+  } catch (e) {
+    throw new Error(`nats.creds_file: cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
+export async function connectFleet(cfg: NatsConfig, name: string): Promise<FleetBuckets> {
+  const nc = await connect({
+    servers: cfg.servers,
+    name,
+    // A hub keeps trying for as long as it runs: losing NATS degrades it, it does not end it.
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+    pingInterval: 2000,
+    maxPingOut: 2,
+    ...(cfg.credsFile ? { authenticator: credsAuthenticator(readCreds(cfg.credsFile)) } : {}),
+  }).catch((e: unknown) => {
+    throw new Error(`cannot reach NATS at ${cfg.servers.join(', ')}: ${(e as Error).message}`);
+  });
+  try {
+    const kvm = new Kvm(nc);
+    const until = Date.now() + 30_000;
+    const bucket = (n: string, extra: object = {}) => withBackoff(`bucket ${n}`, () => kvm.create(n, { history: 1, replicas: cfg.replicas, ...extra }), until);
+    const rows = await bucket(ROWS_BUCKET);
+    const hosts = await bucket(HOSTS_BUCKET);
+    const slots = await bucket(SLOTS_BUCKET, { ttl: SLOT_MAX_AGE_MS });
+    return { nc, rows, hosts, slots };
+  } catch (e) {
+    await nc.close();
+    throw e;
+  }
+}

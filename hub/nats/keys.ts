@@ -1,0 +1,40 @@
+// Keys in the fleet's buckets. A NATS KV key is a subject: dots split tokens and only
+// `[-/_=.A-Za-z0-9]` may appear, while host names hold dots and servers and panes hold `/`, `%`
+// and anything else. Every name is one token of unpadded base64url behind a `k`, so no name can
+// split a key or escape its prefix, and the empty name is a token too.
+
+export const ROWS_BUCKET = 'tma-rows';
+/** Host statuses (`s.<host>`) and owner leases (`o.<host>`): one bucket, so one watch sees them in order. */
+export const HOSTS_BUCKET = 'tma-hosts';
+export const SLOTS_BUCKET = 'tma-slots';
+
+export function encodeToken(name: string): string {
+  return 'k' + Buffer.from(name, 'utf8').toString('base64url');
+}
+
+export function decodeToken(token: string): string | null {
+  if (!token.startsWith('k') || !/^k[A-Za-z0-9_-]*$/.test(token)) return null;
+  return Buffer.from(token.slice(1), 'base64url').toString('utf8');
+}
+
+export const rowKey = (host: string, server: string, pane: string): string => `${encodeToken(host)}.${encodeToken(server)}.${encodeToken(pane)}`;
+export const hostRowsFilter = (host: string): string => `${encodeToken(host)}.>`;
+export const statusKey = (host: string): string => `s.${encodeToken(host)}`;
+export const ownerKey = (host: string): string => `o.${encodeToken(host)}`;
+export const slotKey = (host: string, slot: string): string => `${encodeToken(host)}.${encodeToken(slot)}`;
+/** The subject a hub answers act requests on for the hosts it holds. */
+export const actSubject = (hubId: string): string => `tma.act.${hubId}`;
+
+export function parseRowKey(key: string): { host: string; server: string; pane: string } | null {
+  const t = key.split('.');
+  if (t.length !== 3) return null;
+  const [host, server, pane] = t.map(decodeToken);
+  return host == null || server == null || pane == null ? null : { host, server, pane };
+}
+
+/** `s.<host>` or `o.<host>` of the hosts bucket. */
+export function parseHostKey(key: string): { kind: 's' | 'o'; host: string } | null {
+  const m = /^([so])\.(k[A-Za-z0-9_-]*)$/.exec(key);
+  const host = m ? decodeToken(m[2]!) : null;
+  return m && host !== null ? { kind: m[1] as 's' | 'o', host } : null;
+}

@@ -1,0 +1,164 @@
+// The owning hub's writes: a held host's rows and status, as they stand in its store, copied into
+// the buckets. Changes are gathered per host and written together; rows first, then the status
+// naming their servers, so a follower never sees a status for rows that are not there yet. A row
+// is written only when its held entry changed (unchanged rows keep their entry), and a status
+// that differs only in its clocks is refreshed once a second, not on every frame.
+
+import type { KV } from '@nats-io/kv';
+import type { Logger } from 'pino';
+import type { HostRecord } from '../store/host-record.js';
+import type { RowEntry } from '../store/pieces.js';
+import { rowKey, statusKey } from './keys.js';
+import { hostWire, wireShape, type RowWire } from './wire.js';
+
+const CLOCK_REFRESH_MS = 1000;
+const RETRY_MS = 500;
+/** Stands for a row another hub wrote: never the same entry as one this hub holds. */
+const STRANGER = {} as RowEntry;
+
+interface Written {
+  rows: Map<string, RowEntry>;
+  shape: string | null;
+  at: number;
+}
+
+export class OwnedWriter {
+  private readonly written = new Map<string, Written>();
+  private readonly dirty = new Set<string>();
+  private readonly refreshing = new Set<string>();
+  private readonly after = new Map<string, (() => void)[]>();
+  private scheduled = false;
+  private running = false;
+  private closed = false;
+
+  constructor(
+    private readonly rows: KV,
+    private readonly hosts: KV,
+    private readonly hubId: string,
+    private readonly read: (host: string) => HostRecord | undefined,
+    /** Only the claim's holder writes. */
+    private readonly mayWrite: (host: string) => boolean,
+    /** The row keys the bucket holds for a host now (another hub may have written them). */
+    private readonly heldKeys: (host: string) => Iterable<string>,
+    private readonly clock: () => number,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The host changed; `then` runs once what it holds now is written. */
+  mark(host: string, then?: () => void): void {
+    this.dirty.add(host);
+    if (then) this.after.set(host, [...(this.after.get(host) ?? []), then]);
+    this.schedule(0);
+  }
+
+  private schedule(ms: number): void {
+    if (this.scheduled || this.closed) return;
+    this.scheduled = true;
+    const t = setTimeout(() => {
+      this.scheduled = false;
+      void this.run();
+    }, ms);
+    t.unref();
+  }
+
+  /** Whether every marked change is written. */
+  get idle(): boolean {
+    return this.dirty.size === 0 && !this.running;
+  }
+
+  private async run(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    let failed = false;
+    try {
+      while (this.dirty.size > 0 && !this.closed) {
+        const hosts = [...this.dirty];
+        this.dirty.clear();
+        const results = await Promise.all(
+          hosts.map((h) =>
+            this.write(h).then(
+              () => true,
+              (e: unknown) => this.failed(h, e as Error),
+            ),
+          ),
+        );
+        if (results.includes(false)) failed = true;
+        if (failed) break;
+      }
+    } finally {
+      this.running = false;
+    }
+    if (failed) this.schedule(RETRY_MS);
+    else if (this.dirty.size > 0) this.schedule(0);
+  }
+
+  private failed(host: string, e: Error): false {
+    this.dirty.add(host);
+    this.logger.warn({ host, err: e.message }, 'writing a host to NATS failed; retrying');
+    return false;
+  }
+
+  private async write(host: string): Promise<void> {
+    const h = this.read(host);
+    if (!h || !this.mayWrite(host)) {
+      this.runAfter(host);
+      return;
+    }
+    let w = this.written.get(host);
+    if (!w) {
+      // A host taken over from another hub: whatever it left is replaced, its extra rows deleted.
+      w = { rows: new Map([...this.heldKeys(host)].map((k) => [k, STRANGER])), shape: null, at: 0 };
+      this.written.set(host, w);
+    }
+    const now = new Map<string, RowEntry>();
+    const puts: Promise<unknown>[] = [];
+    for (const [server, slot] of h.servers) {
+      for (const [pane, e] of slot.rows) {
+        const key = rowKey(host, server, pane);
+        now.set(key, e);
+        if (w.rows.get(key) === e) continue;
+        const value: RowWire = { i: slot.incarnation, r: e.row };
+        puts.push(this.rows.put(key, JSON.stringify(value)));
+      }
+    }
+    for (const key of w.rows.keys()) if (!now.has(key)) puts.push(this.rows.delete(key));
+    const wire = hostWire(h, this.hubId);
+    const shape = wireShape(wire);
+    const at = this.clock();
+    await Promise.all(puts);
+    w.rows = now;
+    if (shape !== w.shape || at - w.at >= CLOCK_REFRESH_MS) {
+      await this.hosts.put(statusKey(host), JSON.stringify(wire));
+      w.shape = shape;
+      w.at = at;
+    } else if (!this.refreshing.has(host)) {
+      // Only the clocks moved: they go out with the next refresh.
+      this.refreshing.add(host);
+      const t = setTimeout(
+        () => {
+          this.refreshing.delete(host);
+          this.mark(host);
+        },
+        CLOCK_REFRESH_MS - (at - w.at),
+      );
+      t.unref();
+    }
+    this.runAfter(host);
+  }
+
+  private runAfter(host: string): void {
+    const cbs = this.after.get(host);
+    if (!cbs) return;
+    this.after.delete(host);
+    cbs.forEach((cb) => cb());
+  }
+
+  /** What was written for a host no longer counts (it moved away, or was forgotten). */
+  forget(host: string): void {
+    this.written.delete(host);
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+}

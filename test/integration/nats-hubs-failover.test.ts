@@ -1,0 +1,203 @@
+// Two real hub processes on one real nats-server, one real collector on a scratch tmux with a
+// stand-in agent: both hubs show its rows, approves through the hub it is not linked to reach it
+// once, and `kill -9` of the linked hub leaves the other serving it (stale only until the dead
+// hub's claim runs out and a collector redials the survivor); the killed hub, restarted, serves
+// the same document before it answers a reader.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FleetDocument, FleetRow } from '../../shared/fleet.js';
+import { TOKENS } from '../support/hub-harness.js';
+import { startHubProcess, type HubProcess } from '../support/hub-process.js';
+import { startNats, type NatsNode } from '../support/nats-server.js';
+import { freePort } from '../support/ports.js';
+import { REPO, ScratchTmux, type StandIn } from '../support/scratch-tmux.js';
+import { SCREENS } from '../support/screens.js';
+
+const SECOND_PROMPT = join(REPO, 'test/integration/screens/claude-second-prompt.txt');
+const LEASE_SECS = 2;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const toml = (natsUrl: string) => `
+[[collector]]
+host = "build1"
+token = "${TOKENS.build1}"
+[[client]]
+name = "olga"
+token = "${TOKENS.operator}"
+role = "operator"
+[nats]
+url = "${natsUrl}"
+lease_secs = ${LEASE_SECS}
+`;
+
+async function agents(url: string): Promise<FleetDocument | null> {
+  const r = await fetch(`${url}/v1/agents`, { headers: { authorization: `Bearer ${TOKENS.operator}` }, signal: AbortSignal.timeout(3000) }).catch(() => null);
+  return r?.ok ? ((await r.json()) as FleetDocument) : null;
+}
+const unclocked = (text: string) => text.replace(/"(last_seen_ms|clock_offset_ms)":-?\d+/g, '"$1":0');
+
+async function when<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 20_000, stepMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(stepMs);
+  }
+}
+
+const blocked = (url: string, not: string | null = null) =>
+  when(`a fresh blocked row on ${url}`, async () =>
+    (await agents(url))?.agents.find((r) => r.state === 'blocked' && r.prompt_id !== null && r.prompt_id !== not && !r.stale),
+  );
+
+async function approve(url: string, row: FleetRow, slot: string): Promise<Record<string, unknown>> {
+  const res = await fetch(`${url}/v1/act`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKENS.operator}` },
+    body: JSON.stringify({ host: row.host, server: row.server, pane: row.pane, action: 'approve', slot, expect_prompt: row.prompt_id }),
+  });
+  expect(res.status).toBe(200);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+describe('two hub processes on NATS, one collector', { timeout: 180_000 }, () => {
+  let nats: NatsNode;
+  let scratch: ScratchTmux;
+  let agent: StandIn;
+  let dir: string;
+  let a: HubProcess;
+  let b: HubProcess;
+  let portA: number;
+  const collectors: ChildProcess[] = [];
+
+  const collector = (hubPort: number): ChildProcess => {
+    const c = spawn(
+      process.execPath,
+      [
+        join(REPO, 'bin/tma.js'),
+        'collector',
+        '--hub',
+        `ws://127.0.0.1:${hubPort}`,
+        '--token-file',
+        join(dir, 'build1'),
+        '--socket-name',
+        scratch.name,
+        '--interval',
+        '0.3',
+        '--host-name',
+        'build1',
+      ],
+      {
+        env: {
+          ...process.env,
+          TMUX: '',
+          TMUX_PANE: '',
+          XDG_STATE_HOME: join(dir, 'state'),
+          XDG_RUNTIME_DIR: join(dir, 'run'),
+          XDG_CONFIG_HOME: join(dir, 'cfg'),
+        },
+        stdio: ['ignore', 'ignore', 'ignore'],
+      },
+    );
+    collectors.push(c);
+    return c;
+  };
+
+  beforeAll(async () => {
+    nats = await startNats();
+    dir = mkdtempSync(join(tmpdir(), 'tma-nats-hubs-'));
+    for (const d of ['state', 'run', 'cfg/tma', 'a', 'b']) mkdirSync(join(dir, d), { recursive: true });
+    writeFileSync(join(dir, 'build1'), `${TOKENS.build1}\n`);
+    writeFileSync(join(dir, 'cfg/tma/config.toml'), '[remote]\nallow_actions = ["approve"]\n');
+    scratch = new ScratchTmux('natshubs');
+    agent = await scratch.standIn(scratch.start(), 'claude', SCREENS.claudeBlocked, { afterKey: { fixture: SECOND_PROMPT, delayMs: 0 } });
+    portA = await freePort();
+    a = await startHubProcess(join(dir, 'a'), portA, toml(nats.url));
+    b = await startHubProcess(join(dir, 'b'), await freePort(), toml(nats.url));
+    collector(portA);
+  });
+
+  afterAll(async () => {
+    for (const c of collectors) c.kill('SIGKILL');
+    await a?.kill();
+    await b?.kill();
+    scratch?.kill();
+    nats?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('both hubs show the row; an approve through the other hub is sent and the agent gets one key; 50 through both: one key', async () => {
+    const onA = await blocked(a.url);
+    const onB = await blocked(b.url);
+    expect(onB.prompt_id).toBe(onA.prompt_id);
+    // The key paints a second prompt: how long from the approve until each hub shows it.
+    const t0 = Date.now();
+    const seenA = blocked(a.url, onA.prompt_id).then((r) => ({ r, ms: Date.now() - t0 }));
+    const seenB = blocked(b.url, onA.prompt_id).then((r) => ({ r, ms: Date.now() - t0 }));
+    const first = await approve(b.url, onB, 'via-b');
+    expect(first).toMatchObject({ outcome: 'sent', host: 'build1' });
+    const [x, y] = await Promise.all([seenA, seenB]);
+    console.log(
+      `[nats-hubs] approve through b answered in ${JSON.stringify(first.outcome)}; second prompt on the linked hub after ${x.ms} ms, on the other after ${y.ms} ms`,
+    );
+    expect(y.ms - x.ms).toBeLessThan(2000);
+    await sleep(300);
+    expect(agent.keys()).toBe('1');
+    // The row as it stands once the screen has settled (the measurement above took its first form).
+    await sleep(1000);
+    const second = await blocked(b.url, onA.prompt_id);
+    expect(second.prompt_id).toBe(y.r.prompt_id);
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => approve(i % 2 ? a.url : b.url, second, `burst-${i}`)));
+    await sleep(300);
+    const all = JSON.stringify(results.map((r) => [r.outcome, r.reason]));
+    expect(agent.keys(), all).toBe('11');
+    expect(
+      results.filter((r) => r.outcome === 'sent'),
+      all,
+    ).toHaveLength(1);
+    for (const r of results.filter((q) => q.outcome !== 'sent')) expect(['answered', 'locked'], all).toContain(r.reason);
+  });
+
+  it('kill -9 of the linked hub: the other shows the host stale with the reason, takes a redialled link once the claim lapses; the restarted hub serves the same document before any reader', async () => {
+    await when('the host fresh on b', async () => ((await agents(b.url))?.hosts.find((h) => h.host === 'build1')?.stale === false ? true : undefined));
+    const killedAt = Date.now();
+    await a.kill();
+    // The collector linked to a would redial the next hub it knows; this one is pointed at b.
+    collector(Number(new URL(b.url).port));
+    const staleSeen = await when(
+      'b to show the host stale',
+      async () => {
+        const h = (await agents(b.url))?.hosts.find((q) => q.host === 'build1');
+        return h?.stale ? { ms: Date.now() - killedAt, reason: h.reason } : undefined;
+      },
+      10_000,
+    );
+    const fresh = await when(
+      'b to show the host fresh again',
+      async () => {
+        const d = await agents(b.url);
+        const h = d?.hosts.find((q) => q.host === 'build1');
+        return h && !h.stale && d!.agents.some((r) => r.host === 'build1' && !r.stale) ? Date.now() - killedAt : undefined;
+      },
+      15_000,
+    );
+    console.log(`[nats-hubs] after kill -9: stale on b at ${staleSeen.ms} ms (${staleSeen.reason}); fresh again through b at ${fresh} ms`);
+    expect(staleSeen.reason).toMatch(/stopped renewing/);
+    expect(fresh).toBeLessThan(5000 + LEASE_SECS * 1000);
+    await sleep(1500);
+    const restarted = await startHubProcess(join(dir, 'a'), portA, toml(nats.url));
+    a = restarted;
+    const h = { authorization: `Bearer ${TOKENS.operator}` };
+    const [first, other] = await Promise.all([
+      fetch(`${a.url}/v1/agents`, { headers: h }).then((r) => r.text()),
+      fetch(`${b.url}/v1/agents`, { headers: h }).then((r) => r.text()),
+    ]);
+    expect(unclocked(first)).toBe(unclocked(other));
+    expect(JSON.parse(first).agents.length).toBeGreaterThan(0);
+  });
+});

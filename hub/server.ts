@@ -135,6 +135,8 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     clock,
     session: (host) => sessions.session(host),
     actTimeoutMs: opts.actTimeoutMs ?? DEFAULT_ACT_TIMEOUT_MS,
+    // Read at each request: a reload replaces `config`.
+    sshTargets: () => config.ssh,
   });
   const subscribe = new SubscribeEndpoint({
     gate,

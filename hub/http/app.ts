@@ -12,7 +12,9 @@ import { registerNotificationsRoute } from '../notify/route.js';
 import type { Selector } from '../../shared/selectors.js';
 import type { FleetHosts, FleetReads, FleetWarming } from '../store/fleet-store.js';
 import { mountWebPage } from '../web/assets.js';
+import type { SshTarget } from '../config/config.js';
 import { registerActRoute } from './act.js';
+import { registerFleetVerbRoutes } from './fleet-verbs.js';
 import { errorBody, type Gate } from './gate.js';
 import { jsonPartsResponse } from './parts-response.js';
 import { QueryError, selectorFromQuery } from './query.js';
@@ -28,6 +30,8 @@ export interface HubAppDeps {
   /** The open session publishing for `host`, if any. */
   session: (host: string) => LinkSession | undefined;
   actTimeoutMs: number;
+  /** The current `[[ssh]]` entries, for `tma jump` across hosts; none when not given. */
+  sshTargets?: () => readonly SshTarget[];
 }
 
 export function hubApp(d: HubAppDeps): Hono {
@@ -51,6 +55,15 @@ export function hubApp(d: HubAppDeps): Hono {
   });
 
   registerActRoute(app, { gate, store, metrics: d.metrics, logger: d.logger, clock: d.clock, session: d.session, timeoutMs: d.actTimeoutMs });
+  registerFleetVerbRoutes(app, {
+    gate,
+    store,
+    metrics: d.metrics,
+    logger: d.logger,
+    session: d.session,
+    timeoutMs: d.actTimeoutMs,
+    sshTargets: d.sshTargets ?? (() => []),
+  });
 
   app.get('/metrics', gate.requireClient, (c) =>
     c.body(d.metrics.render(store, d.clock()) + d.notifier.metricsText(), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }),

@@ -47,9 +47,11 @@ export const VERB_TABLE = {
   }),
   subscribe: verb({
     flags: F.SUBSCRIBE,
-    usage: ['tma subscribe --json [--interval SECS] [--changes-only] [--events]'],
-    help: '  stream snapshots or state transitions, one JSON line each\n\n  tma subscribe --json --events',
-    overview: [['subscribe --json [--interval SECS] [--changes-only] [--events]', 'stream snapshots or state transitions, one JSON line each']],
+    usage: ['tma subscribe [--json [--changes-only] [--events]] [--interval SECS]'],
+    help:
+      '  stream state changes as readable lines; with --json, snapshots or (--events) transitions, one JSON line each\n\n' +
+      '  tma subscribe\n  tma subscribe --json --events',
+    overview: [['subscribe [--json [--changes-only] [--events]] [--interval SECS]', 'stream state changes (readable, or JSON lines)']],
     section: 'commands',
     positionals: false,
     load: async () => (await import('./verbs/subscribe.js')).main,

@@ -88,7 +88,9 @@ export async function subscribe(p: Parsed<typeof SUBSCRIBE>): Promise<number> {
     if (first && Array.isArray(o.agents)) {
       first = false;
       const now = Date.now();
-      return o.agents.length ? o.agents.map((r) => nowLine({ ...r, stale: r.stale }, now, true) + (r.stale ? ' (stale)' : '')).join('\n') : 'no agent panes in the fleet yet; waiting for changes';
+      return o.agents.length
+        ? o.agents.map((r) => nowLine({ ...r, stale: r.stale }, now, true) + (r.stale ? ' (stale)' : '')).join('\n')
+        : 'no agent panes in the fleet yet; waiting for changes';
     }
     return o.at_ms !== undefined ? edgeLine(o as Edge, true) : '';
   };

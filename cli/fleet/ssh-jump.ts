@@ -42,7 +42,16 @@ export function remoteAttach(row: Pick<FleetRow, 'server' | 'pane' | 'locator'>)
 
 /** `ssh -t [options] DEST 'remote command'`: one argv, the remote command as one quoted word list. */
 export function sshArgv(way: SshWay, row: Pick<FleetRow, 'server' | 'pane' | 'locator'>): string[] {
-  return ['ssh', '-t', ...way.options, way.destination, remoteAttach(row).map(shq).join(' ')];
+  // `\;` rather than `';'`: the remote shell reads it the same, and the printed line stays readable.
+  return [
+    'ssh',
+    '-t',
+    ...way.options,
+    way.destination,
+    remoteAttach(row)
+      .map((a) => (a === ';' ? '\\;' : shq(a)))
+      .join(' '),
+  ];
 }
 
 export async function sshWay(t: HubTarget, config: Pick<Config, 'hosts'>, host: string): Promise<SshWay | null> {

@@ -10,7 +10,7 @@ import type { ServerTarget } from '../collector/tmux/target.js';
 import type { AgentRow } from '../shared/row.js';
 import { serverLabel } from '../shared/ls-table.js';
 import type { Parsed } from './args.js';
-import { openLocal, type Local } from './local.js';
+import { ExitError, openLocal, type Local } from './local.js';
 
 /** No server named (flags, TMA_SOCKET_PATH) and not inside tmux: the verb covers every server. */
 export function coversAllServers(p: Parsed, env: NodeJS.ProcessEnv = process.env): boolean {
@@ -91,4 +91,27 @@ export async function agentServersHint(p: Parsed, except: string | null): Promis
     }
   }
   return found.length ? `; agents run on ${found.join(', ')}` : '';
+}
+
+/**
+ * The one server a verb aimed at `--pane ID` works on. Pane ids repeat across servers (each
+ * starts at %0), so over every server the pane is the agent pane with that id: exactly one
+ * server must hold it, else the verb is told which to name. A named server is used as is.
+ */
+export async function openForPane(p: Parsed, pane: string | null, opts: Parameters<typeof openLocal>[1] = {}): Promise<Local> {
+  const locals = pane === null ? [await openLocal(p, opts)] : await openLocals(p, opts);
+  if (locals.length === 1) return locals[0]!;
+  const holders: Local[] = [];
+  for (const l of locals) {
+    const rows = await eachCycle([l], async (x) => (await x.engine.cycle()).rows).catch(() => [] as AgentRow[]);
+    if (rows.some((r) => r.pane === pane)) holders.push(l);
+  }
+  for (const l of locals) if (holders.length !== 1 || l !== holders[0]) l.close();
+  if (holders.length === 1) return holders[0]!;
+  const names = await Promise.all(locals.map(async (l) => serverFlag(socketOf(l))));
+  if (holders.length === 0) throw new ExitError(`no agent in pane ${pane} on any tmux server (${names.join(', ')})`, 3);
+  throw new ExitError(
+    `pane ${pane} is an agent pane on ${holders.length} tmux servers (${holders.map((l) => serverFlag(socketOf(l))).join(', ')}): name one with -L or -S`,
+    1,
+  );
 }

@@ -191,7 +191,8 @@ export function parseConfig(path: string, text: string): Config {
       allowActions: c.remote?.allow_actions ?? null,
       allowExec: c.remote?.allow_exec ?? false,
       sharePrompt: c.remote?.share_prompt ?? null,
-      allowMute: c.remote?.allow_mute,
+      // Only when set: the config cache keeps what survives JSON, and undefined does not.
+      ...(c.remote?.allow_mute !== undefined ? { allowMute: c.remote.allow_mute } : {}),
     },
     status: c.status ?? {},
     ...(c.hosts ? { hosts: Object.fromEntries(Object.entries(c.hosts).map(([k, v]) => [k, { ssh: v.ssh, sshOptions: v.ssh_options ?? [] }])) } : {}),

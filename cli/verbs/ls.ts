@@ -13,26 +13,29 @@ import { selectorFrom } from '../selector-opts.js';
 export async function main(p: Parsed<typeof LS>): Promise<number> {
   const sel = selectorFrom(p, { fleet: false });
   const human = humanLs(p);
-  return guard(async () => {
-    const locals = await openLocals(p);
-    try {
-      const pane = p.opts.pane;
-      const rows = await eachCycle(locals, async (local) =>
-        (await rowsWithRepos(await timedCycle(p, local.engine))).filter((r) => selectRow(sel, r) && (!pane || r.pane === pane)),
-      );
-      if (p.opts.json === true) process.stdout.write(`${toJsonLine(rowsDocument(rows.map(localRowObject)))}\n`);
-      else if (human) {
-        const servers = new Set(rows.map((r) => r.server)).size > 1;
-        if (rows.length) process.stdout.write(lsTable(rows, Date.now(), { server: servers, title: true }));
-      } else for (const r of rows) process.stdout.write(`${lsTextLine(r)}\n`);
-      // Nothing where it looked: say where agents do run (stderr, so a script's stdout stays empty).
-      if (rows.length === 0 && locals.length === 1 && !coversAllServers(p)) {
-        const hint = await agentServersHint(p, socketOf(locals[0]!));
-        if (hint || human) process.stderr.write(`tma: no agent panes here${hint}\n`);
-      } else if (rows.length === 0 && human) process.stderr.write('tma: no agent panes on any tmux server\n');
-      return 0;
-    } finally {
-      for (const l of locals) l.close();
-    }
-  }, () => agentServersHint(p, null));
+  return guard(
+    async () => {
+      const locals = await openLocals(p);
+      try {
+        const pane = p.opts.pane;
+        const rows = await eachCycle(locals, async (local) =>
+          (await rowsWithRepos(await timedCycle(p, local.engine))).filter((r) => selectRow(sel, r) && (!pane || r.pane === pane)),
+        );
+        if (p.opts.json === true) process.stdout.write(`${toJsonLine(rowsDocument(rows.map(localRowObject)))}\n`);
+        else if (human) {
+          const servers = new Set(rows.map((r) => r.server)).size > 1;
+          if (rows.length) process.stdout.write(lsTable(rows, Date.now(), { server: servers, title: true }));
+        } else for (const r of rows) process.stdout.write(`${lsTextLine(r)}\n`);
+        // Nothing where it looked: say where agents do run (stderr, so a script's stdout stays empty).
+        if (rows.length === 0 && locals.length === 1 && !coversAllServers(p)) {
+          const hint = await agentServersHint(p, socketOf(locals[0]!));
+          if (hint || human) process.stderr.write(`tma: no agent panes here${hint}\n`);
+        } else if (rows.length === 0 && human) process.stderr.write('tma: no agent panes on any tmux server\n');
+        return 0;
+      } finally {
+        for (const l of locals) l.close();
+      }
+    },
+    () => agentServersHint(p, null),
+  );
 }

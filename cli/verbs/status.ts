@@ -11,20 +11,23 @@ export async function main(p: Parsed<typeof STATUS>): Promise<number> {
   const format = p.opts.format ?? 'tmux';
   if (!isStatusFormat(format)) throw new UsageError(`unknown --format "${format}" (tmux, plain, json, prom)`);
   const sel = selectorFrom(p, { fleet: false });
-  return guard(async () => {
-    // A quick status that declined read the server already (cli/handoff.ts).
-    const locals = await openLocals(p, { firstListing: takeStatusListing() });
-    try {
-      let now = Date.now();
-      const rows = await eachCycle(locals, async (local) => {
-        const res = await timedCycle(p, local.engine);
-        now = res.now;
-        return selectedRows(res, sel);
-      });
-      process.stdout.write(renderStatus(format, rows, now, locals[0]!.config.status));
-      return 0;
-    } finally {
-      for (const l of locals) l.close();
-    }
-  }, () => agentServersHint(p, null));
+  return guard(
+    async () => {
+      // A quick status that declined read the server already (cli/handoff.ts).
+      const locals = await openLocals(p, { firstListing: takeStatusListing() });
+      try {
+        let now = Date.now();
+        const rows = await eachCycle(locals, async (local) => {
+          const res = await timedCycle(p, local.engine);
+          now = res.now;
+          return selectedRows(res, sel);
+        });
+        process.stdout.write(renderStatus(format, rows, now, locals[0]!.config.status));
+        return 0;
+      } finally {
+        for (const l of locals) l.close();
+      }
+    },
+    () => agentServersHint(p, null),
+  );
 }

@@ -36,7 +36,7 @@ export class StreamState {
     if (this.opts.text) {
       const prev = this.prevRows;
       this.prevRows = rows.slice();
-      if (prev === null) return rows.length ? rows.map((r) => nowLine(r, at, false)) : ["no agent panes yet; waiting for changes"];
+      if (prev === null) return rows.length ? rows.map((r) => nowLine(r, at, false)) : ['no agent panes yet; waiting for changes'];
       return diffEdges(prev, rows, at).map((e) => edgeLine(e, false));
     }
     if (this.opts.events) {

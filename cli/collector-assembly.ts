@@ -17,6 +17,7 @@ import { HostSinks } from '../collector/notify/host-sinks.js';
 import { NotifyOutbox } from '../collector/notify/outbox.js';
 import { actionsByAgent } from '../collector/fleet/actions-by-agent.js';
 import { remoteActHandler, remoteAllowed } from '../collector/fleet/remote-act.js';
+import { remoteMuteHandler, remotePreviewHandler } from '../collector/fleet/remote-verbs.js';
 import { canonicalSocketPath, listenWake, wakeDir, wakeSocketPath, type HookDelivery } from '../collector/fleet/wake.js';
 import { quickReader } from '../collector/fleet/quick-read.js';
 import { loadActions } from '../collector/manifest-files.js';
@@ -120,6 +121,15 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
     sharePrompt,
     log,
   });
+  const verbDeps = {
+    host,
+    policy: config.remote,
+    loadActions: actionSet,
+    engineFor: (server: string) => engines.engineFor(server),
+    apiBase: config.apiBase,
+    sharePrompt,
+    log,
+  };
   const allowedActions = typeof atStart === 'string' ? [] : remoteAllowed(atStart, config.remote);
   const publisher = new Publisher({
     host,
@@ -128,6 +138,9 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
     allowedActions,
     actionsByAgent: typeof atStart === 'string' ? {} : actionsByAgent(atStart, allowedActions),
     onAct: (req: ActRequest) => (o.onAct ? o.onAct(req, engines) : remoteAct(req)),
+    onMute: remoteMuteHandler(verbDeps),
+    onPreview: remotePreviewHandler(verbDeps),
+    allowMute: config.remote.allowMute !== false,
     heartbeatMs: heartbeatOverride(env),
     log,
     sharePrompt,

@@ -74,10 +74,10 @@ export async function loadManifestsFor(p: Parsed, config: Config, env: NodeJS.Pr
 
 export async function openLocal(
   p: Parsed,
-  opts: { mode?: 'spawn' | 'control'; quietManifests?: boolean; firstListing?: readonly string[] } = {},
+  opts: { mode?: 'spawn' | 'control'; quietManifests?: boolean; firstListing?: readonly string[]; target?: ServerTarget } = {},
 ): Promise<Local> {
   const env = process.env;
-  const target = targetOf(p, env);
+  const target = opts.target ?? targetOf(p, env);
   const config = await loadLocalConfig(p, env);
   const set = await loadManifestsFor(p, config, env, opts.quietManifests ? () => undefined : (l) => process.stderr.write(`tma: ${l}\n`));
   const runner = await openRunner(target, { mode: opts.mode ?? 'spawn', bin: tmuxBin(env, config.tmuxBin) });
@@ -117,8 +117,11 @@ export async function openLocal(
   return local;
 }
 
-/** Run a verb body, turning the errors every local verb shares into messages and exit codes. */
-export async function guard(body: () => Promise<number>): Promise<number> {
+/**
+ * Run a verb body, turning the errors every local verb shares into messages and exit codes. A
+ * server that is not running is told with `hint` (where agents do run; cli/servers.ts).
+ */
+export async function guard(body: () => Promise<number>, hint?: () => Promise<string>): Promise<number> {
   try {
     return await body();
   } catch (e) {
@@ -129,7 +132,8 @@ export async function guard(body: () => Promise<number>): Promise<number> {
     }
     if (e instanceof TmuxError) {
       // A failure tmux explained already reads `tmux: <its stderr>`; others are named as tmux's.
-      const text = e.kind === 'server-gone' ? 'no tmux server running' : e.message.startsWith('tmux') ? e.message : `tmux: ${e.message}`;
+      const gone = e.kind === 'server-gone' ? `no tmux server running${hint ? await hint().catch(() => '') : ''}` : null;
+      const text = gone ?? (e.message.startsWith('tmux') ? e.message : `tmux: ${e.message}`);
       process.stderr.write(`tma: ${text}\n`);
       return 1;
     }

@@ -63,7 +63,7 @@ export async function run(argv: string[], handoff: Handoff = {}, table: VerbTabl
   const main: VerbMain = await (fleet ? entry.fleet : entry.load)();
   try {
     // A socket path of some host's tmux server only means something to a hub.
-    if (!fleet && verb === 'act' && parsed.opts.server !== undefined) throw new UsageError('--server needs --hub');
+    if (!fleet && ['act', 'mute', 'jump'].includes(verb) && parsed.opts.server !== undefined) throw new UsageError('--server needs --hub');
     return await main(parsed, table);
   } catch (e) {
     if (e instanceof UsageError) {

@@ -10,7 +10,7 @@ export { SELECTOR, STATUS };
 
 export const NONE = {} as const satisfies Flags;
 
-export const LS = { json: bool, pane: text, ...SELECTOR } as const satisfies Flags;
+export const LS = { json: bool, tsv: bool, pane: text, ...SELECTOR } as const satisfies Flags;
 
 export const DOCTOR = { json: bool, 'exit-code': bool } as const satisfies Flags;
 
@@ -34,7 +34,7 @@ export const ACT = {
   again: bool,
 } as const satisfies Flags;
 
-export const MUTE = { pane: text, ...SELECTOR, for: text, clear: bool } as const satisfies Flags;
+export const MUTE = { pane: text, ...SELECTOR, for: text, clear: bool, server: text } as const satisfies Flags;
 
 export const SUPERVISE = {
   pane: text,
@@ -122,4 +122,5 @@ export const JUMP = {
   menu: bool,
   client: { type: 'string', short: 'c' },
   ...SELECTOR,
+  server: text,
 } as const satisfies Flags;

@@ -10,8 +10,10 @@ import { VERSION } from './version.js';
 export const VERB_TABLE = {
   ls: verb({
     flags: F.LS,
-    usage: ['tma ls [--json] [--pane ID] [selectors]'],
-    help: '  list agent panes and their states\n\n  tma ls --state blocked\n  tma ls --json --agent claude',
+    usage: ['tma ls [--json | --tsv] [--pane ID] [selectors]'],
+    help:
+      '  list agent panes and their states: a table on a terminal, tab-separated columns when piped\n' +
+      '  (--tsv forces them)\n\n  tma ls --state blocked\n  tma ls --json --agent claude',
     overview: [['ls [--json] [--pane ID] [selectors]', 'list agent panes and their states']],
     section: 'commands',
     positionals: false,
@@ -45,9 +47,11 @@ export const VERB_TABLE = {
   }),
   subscribe: verb({
     flags: F.SUBSCRIBE,
-    usage: ['tma subscribe --json [--interval SECS] [--changes-only] [--events]'],
-    help: '  stream snapshots or state transitions, one JSON line each\n\n  tma subscribe --json --events',
-    overview: [['subscribe --json [--interval SECS] [--changes-only] [--events]', 'stream snapshots or state transitions, one JSON line each']],
+    usage: ['tma subscribe [--json [--changes-only] [--events]] [--interval SECS]'],
+    help:
+      '  stream state changes as readable lines; with --json, snapshots or (--events) transitions, one JSON line each\n\n' +
+      '  tma subscribe\n  tma subscribe --json --events',
+    overview: [['subscribe [--json [--changes-only] [--events]] [--interval SECS]', 'stream state changes (readable, or JSON lines)']],
     section: 'commands',
     positionals: false,
     load: async () => (await import('./verbs/subscribe.js')).main,
@@ -56,11 +60,14 @@ export const VERB_TABLE = {
   doctor: verb({
     flags: F.DOCTOR,
     usage: ['tma doctor [--json] [--exit-code]'],
-    help: '  what is wrong with detection and setup on this server\n\n  tma doctor --exit-code',
+    help:
+      '  what is wrong with detection and setup on this server; with --hub, each host: link, last refusal,\n' +
+      '  clock offset, collector version, failed notifications\n\n  tma doctor --exit-code\n  tma --hub http://hub:7480 doctor',
     overview: [['doctor [--json] [--exit-code]', 'what is wrong with detection on this server']],
     section: 'commands',
     positionals: false,
     load: async () => (await import('./verbs/doctor.js')).main,
+    fleet: async () => (await import('./fleet/doctor-verb.js')).main,
   }),
   act: verb({
     flags: F.ACT,
@@ -81,12 +88,13 @@ export const VERB_TABLE = {
   }),
   mute: verb({
     flags: F.MUTE,
-    usage: ['tma mute [--pane ID | selectors] [--for DURATION | --clear]'],
-    help: '  silence notifications (default: indefinitely)\n\n  tma mute --pane %3 --for 30m',
+    usage: ['tma mute [--pane ID | selectors] [--for DURATION | --clear]', 'tma --hub URL mute --host H --pane ID [--server S] [--for DURATION | --clear]'],
+    help: '  silence notifications (default: indefinitely)\n\n  tma mute --pane %3 --for 30m\n  tma --hub http://hub:7480 mute --host build1 --pane %4 --for 1h',
     overview: [['mute [--pane ID | selectors] [--for DURATION | --clear]', 'silence notifications (default: indefinitely)']],
     section: 'commands',
     positionals: false,
     load: async () => (await import('./verbs/mute.js')).main,
+    fleet: async () => (await import('./fleet/mute-verb.js')).main,
   }),
   collector: verb({
     flags: F.COLLECTOR,
@@ -204,12 +212,20 @@ export const VERB_TABLE = {
   }),
   jump: verb({
     flags: F.JUMP,
-    usage: ['tma jump [--attention | --blocked | --next | --back | --home | --pane ID | --menu] [--client NAME] [selectors]'],
-    help: "  focus the agent that needs you; --back and --home walk back along this client's trail\n\n  tma jump --attention\n  tma jump --back",
+    usage: [
+      'tma jump [--attention | --blocked | --next | --back | --home | --pane ID | --menu] [--client NAME] [selectors]',
+      'tma --hub URL jump --host H --pane ID [--server S]',
+    ],
+    help:
+      "  focus the agent that needs you; --back and --home walk back along this client's trail\n" +
+      '  with --hub: a new tmux window running ssh to the host, attached to that pane\n' +
+      '  (ssh destination: [hosts.NAME] ssh = "user@host" in config.toml, else the hub\'s [[ssh]] entry)\n\n' +
+      '  tma jump --attention\n  tma jump --back\n  tma --hub http://hub:7480 jump --host build1 --pane %4',
     overview: [['jump [--attention|--blocked|--next|--back|--home|--pane ID|--menu]', 'focus the agent that needs you, and back']],
     section: 'setup',
     positionals: false,
     load: async () => (await import('./verbs/jump.js')).main,
+    fleet: async () => (await import('./fleet/jump-verb.js')).main,
   }),
   completions: verb({
     flags: F.NONE,

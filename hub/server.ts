@@ -157,6 +157,9 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     session: actTarget,
     actTimeoutMs: opts.actTimeoutMs ?? DEFAULT_ACT_TIMEOUT_MS,
     ...(nats ? { slots: nats.slots, health: () => nats.health() } : {}),
+    // Read at each request: a reload replaces `config`.
+    sshTargets: () => config.ssh,
+    linkSession: (host) => sessions.session(host),
   });
   const subscribe = new SubscribeEndpoint({
     gate,

@@ -24,6 +24,10 @@ export const MAX_FRAME_BYTES = 1 << 20;
 export const HEARTBEAT_MS = 5000;
 export const DEAD_AFTER_HEARTBEATS = 3;
 
+/** Requests besides `act` a hub may send a collector; a host announces the ones it answers. */
+export const REMOTE_VERBS = ['mute', 'preview'] as const;
+export type RemoteVerb = (typeof REMOTE_VERBS)[number];
+
 const hostName = z
   .string()
   .min(1)
@@ -72,6 +76,16 @@ export const helloFrame = z.strictObject({
     .optional(),
   /** Whether this host's rows carry what a prompt asks (`[remote] share_prompt`); absent from older collectors. */
   share_prompt: z.boolean().optional(),
+  /** Requests besides `act` this host answers (`mute`, `preview`); absent from older collectors, which answer none. */
+  remote_verbs: z
+    .array(
+      z
+        .string()
+        .regex(/^[a-z_-]+$/)
+        .max(32),
+    )
+    .max(16)
+    .optional(),
 });
 
 export const welcomeFrame = z.strictObject({
@@ -188,6 +202,76 @@ export const actResultFrame = z.strictObject({
   result: actResultSchema,
 });
 
+/** Silence (or unsilence) a pane's notifications on the host: `for_ms` null means indefinitely. */
+export const muteRequestFrame = z.strictObject({
+  type: z.literal('mute'),
+  id: z.string().min(1).max(128),
+  server: serverPath,
+  pane: paneId,
+  for_ms: z.number().int().positive().nullable(),
+  clear: z.boolean(),
+  principal: z.string().max(128),
+});
+
+/** What a remote mute came to: `muted`, `unmuted`, `refused` (the host's policy), `vanished`, `error`. */
+export const muteResultSchema = z.looseObject({
+  schema: z.literal(1),
+  pane: z.string(),
+  outcome: z.string(),
+  exit_code: z.number().int(),
+  reason: z.string().nullable(),
+  /** Host clock, epoch ms, the mute ends; null for indefinitely or a clear. */
+  until_ms: z.number().int().nullable(),
+  host: z.string(),
+  server: z.string(),
+});
+export type MuteResult = z.infer<typeof muteResultSchema>;
+
+export const muteResultFrame = z.strictObject({ type: z.literal('mute_result'), id: z.string().min(1).max(128), result: muteResultSchema });
+
+/** A dry run on the host: what each named action would do on the pane right now. Nothing is sent. */
+export const previewRequestFrame = z.strictObject({
+  type: z.literal('preview'),
+  id: z.string().min(1).max(128),
+  server: serverPath,
+  pane: paneId,
+  actions: z
+    .array(z.string().regex(/^[a-z0-9_-]+$/))
+    .min(1)
+    .max(64),
+  expect_episode_ms: z.number().int().nonnegative().nullable(),
+  expect_permission_request: z.string().max(256).nullable(),
+  expect_prompt: z.string().regex(PROMPT_ID_RE, PROMPT_ID_RULE).nullable(),
+  principal: z.string().max(128),
+});
+
+/** One action's verdict in a preview: `lane` keys/api/exec, `keys` the keys a keys lane would type. */
+export const previewVerdictSchema = z.looseObject({
+  name: z.string(),
+  fireable: z.boolean(),
+  reason: z.string().nullable(),
+  lane: actionLane.nullable(),
+  keys: z.array(z.string()).nullable(),
+});
+
+export const previewResultSchema = z.looseObject({
+  schema: z.literal(1),
+  host: z.string(),
+  server: z.string(),
+  pane: z.string(),
+  /** False when the pane is gone (then every verdict is refused with `pane-gone`). */
+  found: z.boolean(),
+  agent: z.string().nullable(),
+  state: z.string().nullable(),
+  prompt_id: z.string().nullable(),
+  /** What the prompt asks; null when nothing or when the host keeps it (`[remote] share_prompt = false`). */
+  pending_summary: z.string().nullable(),
+  actions: z.array(previewVerdictSchema),
+});
+export type PreviewResult = z.infer<typeof previewResultSchema>;
+
+export const previewResultFrame = z.strictObject({ type: z.literal('preview_result'), id: z.string().min(1).max(128), result: previewResultSchema });
+
 /** Frames a collector sends. */
 export const collectorFrame = z.discriminatedUnion('type', [
   helloFrame,
@@ -198,17 +282,27 @@ export const collectorFrame = z.discriminatedUnion('type', [
   errorFrame,
   actResultFrame,
   notifyFrame,
+  muteResultFrame,
+  previewResultFrame,
 ]);
 export type CollectorFrame = z.infer<typeof collectorFrame>;
 
 /** Frames a hub sends. */
-export const hubFrame = z.discriminatedUnion('type', [welcomeFrame, heartbeatFrame, errorFrame, actRequestFrame, notifyAckFrame]);
+export const hubFrame = z.discriminatedUnion('type', [
+  welcomeFrame,
+  heartbeatFrame,
+  errorFrame,
+  actRequestFrame,
+  notifyAckFrame,
+  muteRequestFrame,
+  previewRequestFrame,
+]);
 export type HubFrame = z.infer<typeof hubFrame>;
 
 export type FrameError = z.infer<typeof errorFrame>;
 
-const COLLECTOR_TYPES = new Set(['hello', 'snapshot', 'delta', 'server', 'heartbeat', 'error', 'act_result', 'notify']);
-const HUB_TYPES = new Set(['welcome', 'heartbeat', 'error', 'act', 'notify_ack']);
+const COLLECTOR_TYPES = new Set(['hello', 'snapshot', 'delta', 'server', 'heartbeat', 'error', 'act_result', 'notify', 'mute_result', 'preview_result']);
+const HUB_TYPES = new Set(['welcome', 'heartbeat', 'error', 'act', 'notify_ack', 'mute', 'preview']);
 
 /**
  * Decode one frame's text. Never throws: a bad frame comes back as the error frame to answer it

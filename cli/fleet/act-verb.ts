@@ -14,6 +14,7 @@ import { UsageError, type Parsed } from '../args.js';
 import type { ACT } from '../verb-flags.js';
 import { ExitError, guard } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
+import { fleetDryRun, fleetListHosts, fleetListPane } from './act-preview.js';
 import { getJson, hubTarget, postJson, selectorQuery, type HubTarget } from './hub-client.js';
 
 /** Longer than the hub's own deadline for the host's answer, so the hub speaks first. */
@@ -21,7 +22,9 @@ export const CLIENT_TIMEOUT_MS = 30_000;
 
 const SLOT = /^[A-Za-z0-9._:-]{1,200}$/;
 /** Local-only flags: a hub never forces, never assumes a yes, and passes no exec arguments. */
-const LOCAL_ONLY = ['list', 'dry-run', 'force', 'yes', 'arg', 'again'] as const;
+const LOCAL_ONLY = ['force', 'yes', 'arg', 'again'] as const;
+/** Flags that only mean something to a fire; `--list` refuses them. */
+const FIRE_ONLY = ['all', 'dry-run', 'slot', 'expect-episode-ms', 'expect-permission-request', 'expect-prompt'] as const;
 
 export interface ActBody {
   host: string;
@@ -136,6 +139,9 @@ function binders(p: Parsed<typeof ACT>): { expectEpisodeMs: number | null; expec
 }
 
 interface Plan {
+  /** `--list`: what each host allows (or, with --pane, what would fire there). */
+  list: boolean;
+  dryRun: boolean;
   action: string;
   all: boolean;
   pane: string | null;
@@ -148,10 +154,19 @@ export function planFleetAct(p: Parsed<typeof ACT>): Plan {
   const o = p.opts;
   for (const f of LOCAL_ONLY)
     if (o[f] !== undefined) throw new UsageError(`--${f} is not available with --hub (the host never forces, assumes a yes, or takes --arg)`);
+  const list = o.list === true;
   const action = p.positionals[0];
-  if (action === undefined) throw new UsageError('act needs an action name');
   if (p.positionals.length > 1) throw new UsageError(`unexpected argument "${p.positionals[1]}"`);
   const sel = selectorFrom(p, { fleet: true });
+  if (list) {
+    if (action !== undefined) throw new UsageError('--list takes no action name');
+    const used = FIRE_ONLY.find((f) => o[f] !== undefined);
+    if (used) throw new UsageError(`--list cannot be combined with --${used}`);
+    if (o.pane !== undefined && !/^%\d+$/.test(o.pane)) throw new UsageError(`--pane takes a pane id like %3, got "${o.pane}"`);
+    const none = { expectEpisodeMs: null, expectPermissionRequest: null, slot: null, expectPrompt: null };
+    return { list, dryRun: false, action: '', all: false, pane: o.pane ?? null, server: o.server ?? null, given: none };
+  }
+  if (action === undefined) throw new UsageError('act needs an action name (or --list)');
   const pane = o.pane ?? null;
   const server = o.server ?? null;
   const all = o.all === true;
@@ -170,7 +185,9 @@ export function planFleetAct(p: Parsed<typeof ACT>): Plan {
   if (all && (slot !== null || b.expectEpisodeMs !== null || b.expectPermissionRequest !== null || b.expectPrompt !== null)) {
     throw new UsageError('--slot and --expect-* name a single pane; they cannot be combined with --all');
   }
-  return { action, all, pane, server, given: { ...b, slot } };
+  const dryRun = o['dry-run'] === true;
+  if (dryRun && slot !== null) throw new UsageError('--slot names a fire; a dry run sends nothing');
+  return { list: false, dryRun, action, all, pane, server, given: { ...b, slot } };
 }
 
 /** What the answered row asked, as its host shared it (or that it did not), after the note. */
@@ -216,6 +233,31 @@ export async function main(p: Parsed<typeof ACT>): Promise<number> {
     const q = selectorQuery(p);
     const doc = await getJson<FleetDocument>(t, '/v1/agents', q);
     const rows = plan.server === null ? doc.agents : doc.agents.filter((r) => r.server === plan.server);
+
+    if (plan.list) {
+      if (plan.pane === null) return fleetListHosts(doc, p.opts.host ?? null, json);
+      const picked = pickRow(rows, { pane: plan.pane, host: p.opts.host ?? null, server: plan.server });
+      if (picked.kind === 'fail') throw new ExitError(picked.message, picked.code);
+      return fleetListPane(t, picked.row, json);
+    }
+    if (plan.dryRun) {
+      let targets = rows;
+      if (!plan.all) {
+        const picked = pickRow(rows, { pane: plan.pane, host: p.opts.host ?? null, server: plan.server });
+        if (picked.kind === 'fail') throw new ExitError(picked.message, picked.code);
+        // The binders a fire would carry: what the caller quoted, else what the row showed.
+        const b = bodyFor(plan.action, picked.row, plan.given);
+        targets = [
+          {
+            ...picked.row,
+            episode_ms: b.expect_episode_ms ?? picked.row.episode_ms,
+            permission_request: b.expect_permission_request,
+            prompt_id: b.expect_prompt,
+          },
+        ];
+      } else if (rows.length === 0) throw new UsageError('no agent pane matches');
+      return fleetDryRun(t, doc, plan.action, targets, plan.all, json);
+    }
 
     if (!plan.all) {
       const picked = pickRow(rows, { pane: plan.pane, host: p.opts.host ?? null, server: plan.server });

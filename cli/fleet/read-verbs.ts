@@ -12,6 +12,9 @@ import { UsageError, type Parsed } from '../args.js';
 import type { LS, STATUS, SUBSCRIBE, WAIT } from '../verb-flags.js';
 import { guard, loadLocalConfig } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
+import { humanLs } from '../ls-form.js';
+import type { Edge } from '../../shared/edges.js';
+import { edgeLine, lsTable, nowLine } from '../../shared/ls-table.js';
 import { getJson, hubTarget, selectorQuery, streamSse, type HubTarget } from './hub-client.js';
 
 const FORMATS = ['tmux', 'plain', 'json', 'prom'] as const;
@@ -26,11 +29,17 @@ const agents = (t: HubTarget, q: URLSearchParams) => getJson<FleetDocument>(t, '
 
 export async function ls(p: Parsed<typeof LS>): Promise<number> {
   const t = target(p);
+  const human = humanLs(p);
   return guard(async () => {
     const doc = await agents(t, selectorQuery(p));
     const pane = p.opts.pane;
     const rows = pane ? doc.agents.filter((r) => r.pane === pane) : doc.agents;
-    if (p.opts.json === true)
+    if (human) {
+      const hosts = new Map(doc.hosts.map((h) => [h.host, h]));
+      const table = rows.map((r) => ({ ...r, asks: fleetAsks(r, hosts.get(r.host)) }));
+      const servers = new Set(rows.map((r) => `${r.host}\u0000${r.server}`)).size > new Set(rows.map((r) => r.host)).size;
+      process.stdout.write(rows.length ? lsTable(table, Date.now(), { host: true, server: servers }) : 'tma: no agent panes in the fleet\n');
+    } else if (p.opts.json === true)
       process.stdout.write(`${toJsonLine({ ...doc, agents: rows })}
 `);
     else {
@@ -67,16 +76,31 @@ export async function status(p: Parsed<typeof STATUS>): Promise<number> {
 }
 
 export async function subscribe(p: Parsed<typeof SUBSCRIBE>): Promise<number> {
-  if (!p.opts.json) throw new UsageError('subscribe needs --json');
+  const text = p.opts.json !== true;
+  if (text && p.opts.events === true) throw new UsageError('--events is a JSON stream: add --json (without it, subscribe prints readable state changes)');
   const t = target(p);
   const q = selectorQuery(p);
-  if (p.opts.events === true) q.set('events', '1');
+  // Readable lines are the edge stream, worded; the document it opens with says how things stand.
+  if (p.opts.events === true || text) q.set('events', '1');
+  let first = true;
+  const readable = (data: string): string => {
+    const o = JSON.parse(data) as { agents?: FleetRow[] } & Partial<Edge>;
+    if (first && Array.isArray(o.agents)) {
+      first = false;
+      const now = Date.now();
+      return o.agents.length
+        ? o.agents.map((r) => nowLine({ ...r, stale: r.stale }, now, true) + (r.stale ? ' (stale)' : '')).join('\n')
+        : 'no agent panes in the fleet yet; waiting for changes';
+    }
+    return o.at_ms !== undefined ? edgeLine(o as Edge, true) : '';
+  };
   return guard(async () => {
     let open = true;
     process.stdout.on('error', () => (open = false));
     await streamSse(t, '/v1/subscribe', q, (data) => {
       if (!open) return false;
-      process.stdout.write(`${data}\n`);
+      const line = text ? readable(data) : data;
+      if (line) process.stdout.write(`${line}\n`);
       return open;
     });
     if (!open) return 0;

@@ -19,6 +19,7 @@ import type { ACT, SUPERVISE } from '../verb-flags.js';
 import { ExitError, guard, openLocal, targetOf } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
 import { panesFor } from '../targets.js';
+import { agentServersHint, openForPane } from '../servers.js';
 
 const FIRE_FLAGS = ['all', 'dry-run', 'arg', 'force', 'yes', 'slot', 'expect-episode-ms', 'expect-permission-request', 'expect-prompt', 'again'] as const;
 
@@ -75,75 +76,79 @@ export async function main(p: Parsed<typeof ACT>): Promise<number> {
   }
   const args = o.arg ?? [];
 
-  return guard(async () => {
-    const actions = loadActionSet();
-    if (list) return listActions(p, actions, pane);
-    const action = actions.find((a) => a.name === name);
-    if (!action) throw new UsageError(`unknown action "${name}" (known: ${actions.map((a) => a.name).join(', ')})`);
-    if (args.length && action.kind === 'keys') throw new UsageError(`--arg is for exec actions; "${action.name}" is a keys action`);
+  return guard(
+    async () => {
+      const actions = loadActionSet();
+      if (list) return listActions(p, actions, pane);
+      const action = actions.find((a) => a.name === name);
+      if (!action) throw new UsageError(`unknown action "${name}" (known: ${actions.map((a) => a.name).join(', ')})`);
+      if (args.length && action.kind === 'keys') throw new UsageError(`--arg is for exec actions; "${action.name}" is a keys action`);
 
-    const plan = planTargets({ pane, selectorEmpty: isEmptySelector(sel), all, tmuxPane: process.env.TMUX_PANE ?? null });
-    if (plan.kind === 'usage') throw new UsageError(plan.message);
+      const plan = planTargets({ pane, selectorEmpty: isEmptySelector(sel), all, tmuxPane: process.env.TMUX_PANE ?? null });
+      if (plan.kind === 'usage') throw new UsageError(plan.message);
 
-    const local = await openLocal(p);
-    try {
-      const picked = await panesFor(local, plan, sel, all);
-      if (picked.kind === 'fail') {
-        if (picked.code === 2) throw new UsageError(picked.message);
-        throw new ExitError(picked.message, picked.code);
-      }
-      const panes = picked.panes;
-      const runner = local.engine.runner;
-      const ctx: PreviewContext = { engine: local.engine, apiBase: local.config.apiBase, now: Date.now(), pidAlive: processAlive };
+      // A pane id names one server: outside tmux, whichever of the user's servers holds that agent.
+      const local = plan.kind === 'pane' ? await openForPane(p, plan.pane) : await openLocal(p);
+      try {
+        const picked = await panesFor(local, plan, sel, all);
+        if (picked.kind === 'fail') {
+          if (picked.code === 2) throw new UsageError(picked.message);
+          throw new ExitError(picked.message, picked.code);
+        }
+        const panes = picked.panes;
+        const runner = local.engine.runner;
+        const ctx: PreviewContext = { engine: local.engine, apiBase: local.config.apiBase, now: Date.now(), pidAlive: processAlive };
 
-      if (o['dry-run'] === true) {
-        if (o.json === true) {
-          process.stdout.write(`${toJsonLine(await dryRunDocument(runner, action, panes, ctx, args, all))}\n`);
+        if (o['dry-run'] === true) {
+          if (o.json === true) {
+            process.stdout.write(`${toJsonLine(await dryRunDocument(runner, action, panes, ctx, args, all))}\n`);
+            return 0;
+          }
+          process.stdout.write(all ? await dryRunMany(runner, action, panes, ctx) : await dryRunOne(runner, action, panes[0]!, ctx, args));
           return 0;
         }
-        process.stdout.write(all ? await dryRunMany(runner, action, panes, ctx) : await dryRunOne(runner, action, panes[0]!, ctx, args));
-        return 0;
-      }
 
-      let yes = o.yes === true;
-      if (action.confirm && !yes) yes = await confirmBatch(action, panes);
-      const config = p.globals.config;
-      const results: ActResult[] = [];
-      for (const target of panes) {
-        const r = await fireAction({
-          runner,
-          engine: local.engine,
-          action,
-          pane: target,
-          binders,
-          slot,
-          force: o.force === true,
-          again: o.again === true,
-          yes,
-          args,
-          apiBase: local.config.apiBase,
-          // The reference re-detects a keys stamp older than a fixed 3 s; we use the same staleness
-          // window the fold uses ([fold] freshness_secs, default 3 s), so one knob governs both.
-          freshnessMs: local.config.fold.freshnessMs,
-          serverFlags: [...targetFlags(local.target), ...(config ? ['--config', config] : [])],
-          onNote: (m) => process.stderr.write(`tma: ${action.name} ${target}: ${m}\n`),
-        });
-        const n = humanNote(r);
-        if (n !== null) process.stderr.write(`tma: ${n}\n`);
-        results.push(r);
+        let yes = o.yes === true;
+        if (action.confirm && !yes) yes = await confirmBatch(action, panes);
+        const config = p.globals.config;
+        const results: ActResult[] = [];
+        for (const target of panes) {
+          const r = await fireAction({
+            runner,
+            engine: local.engine,
+            action,
+            pane: target,
+            binders,
+            slot,
+            force: o.force === true,
+            again: o.again === true,
+            yes,
+            args,
+            apiBase: local.config.apiBase,
+            // The reference re-detects a keys stamp older than a fixed 3 s; we use the same staleness
+            // window the fold uses ([fold] freshness_secs, default 3 s), so one knob governs both.
+            freshnessMs: local.config.fold.freshnessMs,
+            serverFlags: [...targetFlags(local.target), ...(config ? ['--config', config] : [])],
+            onNote: (m) => process.stderr.write(`tma: ${action.name} ${target}: ${m}\n`),
+          });
+          const n = humanNote(r);
+          if (n !== null) process.stderr.write(`tma: ${n}\n`);
+          results.push(r);
+        }
+        if (o.json === true) process.stdout.write(`${toJsonLine(all ? resultsEnvelope(results) : resultObject(results[0]!))}\n`);
+        return all ? worstExit(results) : results[0]!.exit_code;
+      } finally {
+        local.close();
       }
-      if (o.json === true) process.stdout.write(`${toJsonLine(all ? resultsEnvelope(results) : resultObject(results[0]!))}\n`);
-      return all ? worstExit(results) : results[0]!.exit_code;
-    } finally {
-      local.close();
-    }
-  });
+    },
+    () => agentServersHint(p, null),
+  );
 }
 
 async function listActions(p: Parsed<typeof ACT>, actions: ActionManifest[], pane: string | null): Promise<number> {
   let entries: ListEntry[] = actions.map((action) => ({ action }));
   if (pane !== null) {
-    const local = await openLocal(p);
+    const local = await openForPane(p, pane);
     try {
       const f = await readPaneFacts(local.engine.runner, pane);
       if (f === null) throw new ExitError(`pane ${pane} is gone`, 3);

@@ -5,6 +5,7 @@
 import type { CycleResult } from '../../collector/engine/cycle.js';
 import { TmuxError } from '../../collector/tmux/errors.js';
 import { diffEdges, type EdgeRow } from '../../shared/edges.js';
+import { edgeLine, nowLine } from '../../shared/ls-table.js';
 import { localRowObject, rowsDocument, toJsonLine, type AgentRow } from '../../shared/row.js';
 import { selectRow, type Selector } from '../../shared/selectors.js';
 import { UsageError, type Parsed } from '../args.js';
@@ -16,6 +17,8 @@ import { rowsWithRepos } from '../../collector/repo-rows.js';
 export interface SubscribeOptions {
   events: boolean;
   changesOnly: boolean;
+  /** Readable lines (no --json): each agent as it stands, then one line per state change. */
+  text?: boolean;
 }
 
 /**
@@ -30,6 +33,12 @@ export class StreamState {
 
   /** Lines to write for this cycle's selected rows; `at` is the subscriber's clock now. */
   next(rows: readonly AgentRow[], at: number): string[] {
+    if (this.opts.text) {
+      const prev = this.prevRows;
+      this.prevRows = rows.slice();
+      if (prev === null) return rows.length ? rows.map((r) => nowLine(r, at, false)) : ['no agent panes yet; waiting for changes'];
+      return diffEdges(prev, rows, at).map((e) => edgeLine(e, false));
+    }
     if (this.opts.events) {
       const prev = this.prevRows;
       this.prevRows = rows.slice();
@@ -101,9 +110,10 @@ async function selected(res: CycleResult, sel: Selector): Promise<AgentRow[]> {
 
 export async function main(p: Parsed<typeof SUBSCRIBE>): Promise<number> {
   const sel = selectorFrom(p, { fleet: false });
-  if (!p.opts.json) throw new UsageError('subscribe needs --json (the stream is JSON lines only)');
   const intervalMs = parseInterval(p.opts.interval);
-  const state = new StreamState({ events: p.opts.events === true, changesOnly: p.opts['changes-only'] === true });
+  const text = p.opts.json !== true;
+  if (text && p.opts.events === true) throw new UsageError('--events is a JSON stream: add --json (without it, subscribe prints readable state changes)');
+  const state = new StreamState({ events: p.opts.events === true, changesOnly: p.opts['changes-only'] === true, text });
 
   return guard(async () => {
     const local = await openLocal(p, { mode: 'control' });

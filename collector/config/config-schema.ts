@@ -84,12 +84,27 @@ const configSchema = z.strictObject({
   picker: z.record(z.string(), z.unknown()).optional(),
   focus: z.strictObject({ events: z.boolean().optional() }).optional(),
   install: z.strictObject({ wrapper_ref: z.string().optional() }).optional(),
+  /** How this machine reaches other hosts of the fleet (`tma --hub … jump --host NAME`). */
+  hosts: z
+    .record(
+      z.string().regex(/^[A-Za-z0-9._-]+$/, 'host names use letters, digits, dot, dash, underscore'),
+      z.strictObject({
+        ssh: z
+          .string()
+          .min(1)
+          .regex(/^[^\s-][^\s]*$/, 'an ssh destination such as user@host'),
+        ssh_options: strList.optional(),
+      }),
+    )
+    .optional(),
   /** What this host lets a hub fire on its panes (fleet act forwarding). */
   remote: z
     .strictObject({
       allow_actions: strList.optional(),
       allow_exec: z.boolean().optional(),
       share_prompt: z.boolean().optional(),
+      /** A hub may mute this host's panes (it only silences notifications): default yes. */
+      allow_mute: z.boolean().optional(),
     })
     .optional(),
 });
@@ -172,7 +187,14 @@ export function parseConfig(path: string, text: string): Config {
     tmuxBin: c.tmux?.bin ?? null,
     notify: { fromEvent: c.notify?.from_event ?? false, on: c.notify?.on ?? ['blocked'], ...notifySettings(c.notify) },
     apiBase: Object.fromEntries(Object.entries(c.api ?? {}).map(([k, v]) => [k, v.api_base])),
-    remote: { allowActions: c.remote?.allow_actions ?? null, allowExec: c.remote?.allow_exec ?? false, sharePrompt: c.remote?.share_prompt ?? null },
+    remote: {
+      allowActions: c.remote?.allow_actions ?? null,
+      allowExec: c.remote?.allow_exec ?? false,
+      sharePrompt: c.remote?.share_prompt ?? null,
+      // Only when set: the config cache keeps what survives JSON, and undefined does not.
+      ...(c.remote?.allow_mute !== undefined ? { allowMute: c.remote.allow_mute } : {}),
+    },
     status: c.status ?? {},
+    ...(c.hosts ? { hosts: Object.fromEntries(Object.entries(c.hosts).map(([k, v]) => [k, { ssh: v.ssh, sshOptions: v.ssh_options ?? [] }])) } : {}),
   };
 }

@@ -34,9 +34,12 @@ export interface Config {
   notify: { fromEvent: boolean; on: ('blocked' | 'done')[] } & NotifySettings;
   apiBase: Record<string, string>;
   /** `sharePrompt`: `[remote] share_prompt`; null = unset, which shares (only `false` keeps it on the host). */
-  remote: { allowActions: string[] | null; allowExec: boolean; sharePrompt?: boolean | null };
+  /** `allowMute`: `[remote] allow_mute`; unset (true) lets a hub mute panes here. */
+  remote: { allowActions: string[] | null; allowExec: boolean; sharePrompt?: boolean | null; allowMute?: boolean };
   /** `[status]`: per-class glyph and colour overrides for `tma status`. */
   status: StatusStyles;
+  /** `[hosts.NAME]`: how this machine reaches a fleet host over ssh (a destination, extra ssh options). */
+  hosts?: Record<string, { ssh: string; sshOptions: string[] }>;
 }
 
 export const DEFAULT_CONFIG: Config = {

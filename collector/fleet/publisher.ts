@@ -13,6 +13,8 @@ import {
   decodeFrame,
   encodeFrame,
   type ActResult,
+  type MuteResult,
+  type PreviewResult,
   type ActionLane,
   type CollectorFrame,
   type HubFrame,
@@ -25,6 +27,8 @@ import { FrameRing } from './ring.js';
 import type { LineLog } from '../../shared/log-level.js';
 
 export type ActRequest = Extract<HubFrame, { type: 'act' }>;
+export type MuteRequest = Extract<HubFrame, { type: 'mute' }>;
+export type PreviewRequest = Extract<HubFrame, { type: 'preview' }>;
 
 export interface PublisherOptions {
   host: string;
@@ -35,6 +39,11 @@ export interface PublisherOptions {
   /** Which allowed actions reach which agent, announced so a hub offers only those. */
   actionsByAgent?: Record<string, Record<string, ActionLane>>;
   onAct?: (req: ActRequest) => Promise<ActResult>;
+  /** A hub's mute and preview (dry-run) requests; a host without them announces neither. */
+  onMute?: (req: MuteRequest) => Promise<MuteResult>;
+  onPreview?: (req: PreviewRequest) => Promise<PreviewResult>;
+  /** Whether a hub may mute panes here (`[remote] allow_mute`, default yes): the hello says so. */
+  allowMute?: boolean;
   now?: () => number;
   heartbeatMs?: number;
   ringFrames?: number;
@@ -146,7 +155,16 @@ export class Publisher {
       ...(this.opts.actionsByAgent ? { actions_by_agent: this.opts.actionsByAgent } : {}),
       // So a hub can say "not shared by this host" rather than a bare "permission".
       share_prompt: this.opts.sharePrompt ?? true,
+      // Only when there are some, so a collector that answers none says what older ones said.
+      ...(this.remoteVerbs().length ? { remote_verbs: this.remoteVerbs() } : {}),
     });
+  }
+
+  private remoteVerbs(): string[] {
+    const v: string[] = [];
+    if (this.opts.onMute && this.opts.allowMute !== false) v.push('mute');
+    if (this.opts.onPreview) v.push('preview');
+    return v;
   }
 
   /** The engines finished their first round: a snapshot now tells the truth. */
@@ -231,6 +249,12 @@ export class Publisher {
       case 'act':
         void this.answer(s, f);
         return;
+      case 'mute':
+        void this.answerMute(s, f);
+        return;
+      case 'preview':
+        void this.answerPreview(s, f);
+        return;
       case 'notify_ack':
         this.opts.onNotifyAck?.(f.ids);
         return;
@@ -274,6 +298,35 @@ export class Publisher {
     }
     // The hub matches results by id; a result for a link that has since closed is dropped there.
     if (this.session === s) this.send(s, { type: 'act_result', id: req.id, result });
+  }
+
+  private async answerMute(s: Session, req: MuteRequest): Promise<void> {
+    const base = { schema: 1 as const, pane: req.pane, until_ms: null, host: this.opts.host, server: req.server };
+    let result: MuteResult;
+    try {
+      result = this.opts.onMute ? await this.opts.onMute(req) : { ...base, outcome: 'error', exit_code: 1, reason: 'not-supported' };
+    } catch (e) {
+      this.log(`mute on ${req.pane} failed: ${(e as Error).message}`, 'error');
+      result = { ...base, outcome: 'error', exit_code: 1, reason: 'internal' };
+    }
+    if (this.session === s) this.send(s, { type: 'mute_result', id: req.id, result });
+  }
+
+  private async answerPreview(s: Session, req: PreviewRequest): Promise<void> {
+    const base = { schema: 1 as const, host: this.opts.host, server: req.server, pane: req.pane, found: false, agent: null, state: null, prompt_id: null };
+    const refusedAll = (reason: string): PreviewResult => ({
+      ...base,
+      pending_summary: null,
+      actions: req.actions.map((name) => ({ name, fireable: false, reason, lane: null, keys: null })),
+    });
+    let result: PreviewResult;
+    try {
+      result = this.opts.onPreview ? await this.opts.onPreview(req) : refusedAll('not-supported');
+    } catch (e) {
+      this.log(`preview on ${req.pane} failed: ${(e as Error).message}`, 'error');
+      result = refusedAll('internal');
+    }
+    if (this.session === s) this.send(s, { type: 'preview_result', id: req.id, result });
   }
 
   private armSilence(s: Session): void {

@@ -78,8 +78,11 @@ export function hubResult(b: Pick<ActBody, 'action' | 'pane' | 'host'>, server: 
   };
 }
 
-export function planAct(b: ActBody, v: HostView): ActPlan {
-  const err = (status: 404 | 409, error: string, candidates?: { server: string; pane: string; locator: string }[]): ActPlan => ({
+type Placed = Extract<ActPlan, { kind: 'http' | 'forward' }>;
+
+/** Which server of the host holds the pane: the one named, else the only one with that pane id. */
+export function placePane(b: Pick<ActBody, 'host' | 'server' | 'pane'>, v: Pick<HostView, 'known' | 'rows'>): Placed {
+  const err = (status: 404 | 409, error: string, candidates?: { server: string; pane: string; locator: string }[]): Placed => ({
     kind: 'http',
     status,
     body: candidates ? { schema: 1, error, candidates } : { schema: 1, error },
@@ -100,6 +103,13 @@ export function planAct(b: ActBody, v: HostView): ActPlan {
     }
     server = hits[0]!.server;
   }
+  return { kind: 'forward', server };
+}
+
+export function planAct(b: ActBody, v: HostView): ActPlan {
+  const placed = placePane(b, v);
+  if (placed.kind === 'http') return placed;
+  const server = placed.server;
   // A host that never said hello has not refused anything yet: it is only unreachable.
   if (v.actionsAllowed !== null && !v.actionsAllowed.includes(b.action))
     return { kind: 'result', result: hubResult(b, server, 'refused', HUB_REASONS.notAllowed) };

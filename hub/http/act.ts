@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { ActResult } from '../../shared/protocol.js';
 import { actBodySchema, hubResult, HUB_REASONS, planAct, routedResult, type ActBody } from './act-plan.js';
 import { errorBody, type Gate } from './gate.js';
-import { ActTimeoutError, LinkClosedError, type LinkSession } from '../link/session.js';
+import { ActTimeoutError, LinkClosedError, type ActRequest } from '../link/session.js';
 import type { HubMetrics } from '../metrics.js';
 import type { FleetReads } from '../store/fleet-store.js';
 import { BodyTooLarge, readBodyLimited } from './request-limits.js';
@@ -20,7 +20,11 @@ import { BodyTooLarge, readBodyLimited } from './request-limits.js';
 export const DEFAULT_ACT_TIMEOUT_MS = 10_000;
 
 /** Where an act goes: the host's own link on this hub, or the hub that holds it. */
-export type ActTarget = Pick<LinkSession, 'isOpen' | 'request'>;
+/** Acts only: a host another hub holds is reached for acts, not for mute or preview. */
+export interface ActTarget {
+  readonly isOpen: boolean;
+  request(frame: ActRequest, timeoutMs: number): Promise<ActResult>;
+}
 
 /** The request provably never reached the host (no hub holds its link): nothing can have fired. */
 export class ActUndeliveredError extends Error {}

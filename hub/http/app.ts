@@ -11,7 +11,10 @@ import { registerNotificationsRoute } from '../notify/route.js';
 import type { Selector } from '../../shared/selectors.js';
 import type { FleetHosts, FleetReads, FleetWarming } from '../store/fleet-store.js';
 import { mountWebPage } from '../web/assets.js';
+import type { SshTarget } from '../config/config.js';
 import { registerActRoute, type ActTarget, type SlotBook } from './act.js';
+import { registerFleetVerbRoutes } from './fleet-verbs.js';
+import type { LinkSession } from '../link/session.js';
 import { errorBody, type Gate } from './gate.js';
 import { jsonPartsResponse } from './parts-response.js';
 import { QueryError, selectorFromQuery } from './query.js';
@@ -28,8 +31,15 @@ export interface HubAppDeps {
   session: (host: string) => ActTarget | undefined;
   slots?: SlotBook;
   actTimeoutMs: number;
+  /**
+   * The link this hub itself holds for `host`: mute and preview go only there (on NATS, a host
+   * linked to another hub answers them as not reachable from this one).
+   */
+  linkSession: (host: string) => LinkSession | undefined;
   /** Extra health (NATS): `ok` false answers 503. Absent: always ok. */
   health?: () => { ok: boolean } & Record<string, unknown>;
+  /** The current `[[ssh]]` entries, for `tma jump` across hosts; none when not given. */
+  sshTargets?: () => readonly SshTarget[];
 }
 
 export function hubApp(d: HubAppDeps): Hono {
@@ -65,6 +75,15 @@ export function hubApp(d: HubAppDeps): Hono {
     session: d.session,
     timeoutMs: d.actTimeoutMs,
     ...(d.slots ? { slots: d.slots } : {}),
+  });
+  registerFleetVerbRoutes(app, {
+    gate,
+    store,
+    metrics: d.metrics,
+    logger: d.logger,
+    session: d.linkSession,
+    timeoutMs: d.actTimeoutMs,
+    sshTargets: d.sshTargets ?? (() => []),
   });
 
   app.get('/metrics', gate.requireClient, (c) =>

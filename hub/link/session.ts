@@ -5,11 +5,26 @@
 import type { Logger } from 'pino';
 import type { Transport } from '../../shared/fleet.js';
 import type { FrameLink } from '../../shared/link.js';
-import { PROTOCOL_VERSION, decodeFrame, encodeFrame, type ActResult, type CollectorFrame, type FrameError, type HubFrame } from '../../shared/protocol.js';
+import {
+  PROTOCOL_VERSION,
+  decodeFrame,
+  encodeFrame,
+  type ActResult,
+  type CollectorFrame,
+  type FrameError,
+  type HubFrame,
+  type MuteResult,
+  type PreviewResult,
+} from '../../shared/protocol.js';
 import type { HubMetrics } from '../metrics.js';
 import type { ApplyOutcome, FleetIntake } from '../store/fleet-store.js';
 
 export type ActRequest = Extract<HubFrame, { type: 'act' }>;
+export type MuteRequest = Extract<HubFrame, { type: 'mute' }>;
+export type PreviewRequest = Extract<HubFrame, { type: 'preview' }>;
+type HostRequest = ActRequest | MuteRequest | PreviewRequest;
+/** The frame type that answers each request type. */
+const ANSWER = { act: 'act_result', mute: 'mute_result', preview: 'preview_result' } as const;
 
 /** How long a new link may take to say hello. */
 export const HELLO_TIMEOUT_MS = 10_000;
@@ -77,7 +92,7 @@ export class LinkSession {
   private refusedMaybeSnapshot = false;
   /** Text bytes of the parts of the snapshot being assembled (bounded: parts are held in memory). */
   private pendingSnapshotBytes = 0;
-  private readonly pending = new Map<string, { resolve: (r: ActResult) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
+  private readonly pending = new Map<string, { answer: string; resolve: (r: never) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
   private readonly clock: () => number;
   private readonly log: Logger;
   /** Identity handed to the store, so a replaced session cannot write or mark the host down. */
@@ -201,7 +216,9 @@ export class LinkSession {
         this.log.warn({ code: f.code, reason: f.message }, 'collector reported an error');
         return;
       case 'act_result':
-        return this.actResult(f.id, f.result);
+      case 'mute_result':
+      case 'preview_result':
+        return this.answered(f.type, f.id, f.result);
       case 'notify':
         if (!admitted && this.notifyRefused()) return;
         return this.notified(f);
@@ -270,6 +287,7 @@ export class LinkSession {
         actionsAllowed: f.actions_allowed,
         actionsByAgent: f.actions_by_agent ?? null,
         sharesPrompt: f.share_prompt ?? null,
+        remoteVerbs: f.remote_verbs,
         at: f.at,
       },
       this.owner,
@@ -319,27 +337,31 @@ export class LinkSession {
     this.send({ type: 'welcome', protocol: PROTOCOL_VERSION, resume_from: null });
   }
 
-  private actResult(id: string, result: ActResult): void {
+  private answered(type: string, id: string, result: ActResult | MuteResult | PreviewResult): void {
     const p = this.pending.get(id);
-    if (!p) {
-      this.log.info({ id }, 'act_result for no pending request');
+    // An answer of the wrong kind (a mute_result for an act) never resolves the request.
+    if (!p || p.answer !== type) {
+      this.log.info({ id, type }, 'answer for no pending request');
       return;
     }
     this.pending.delete(id);
     clearTimeout(p.timer);
-    p.resolve(result);
+    (p.resolve as (r: unknown) => void)(result);
   }
 
-  /** Send an act request and wait for its result, at most `timeoutMs`. */
-  request(frame: ActRequest, timeoutMs: number): Promise<ActResult> {
+  /** Send a request (act, mute, preview) and wait for its answer, at most `timeoutMs`. */
+  request(frame: ActRequest, timeoutMs: number): Promise<ActResult>;
+  request(frame: MuteRequest, timeoutMs: number): Promise<MuteResult>;
+  request(frame: PreviewRequest, timeoutMs: number): Promise<PreviewResult>;
+  request(frame: HostRequest, timeoutMs: number): Promise<unknown> {
     if (this.phase !== 'open') return Promise.reject(new LinkClosedError(`link to ${this.host} is not open`));
     if (this.pending.has(frame.id)) return Promise.reject(new Error(`act id ${frame.id} is already pending`));
-    return new Promise<ActResult>((resolve, reject) => {
+    return new Promise<unknown>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(frame.id);
         reject(new ActTimeoutError(frame.id, timeoutMs));
       }, timeoutMs);
-      this.pending.set(frame.id, { resolve, reject, timer });
+      this.pending.set(frame.id, { answer: ANSWER[frame.type], resolve, reject, timer });
       this.send(frame);
     });
   }

@@ -66,6 +66,7 @@ export interface HelloInfo {
   /** From the hello, when the collector sent them. */
   actionsByAgent?: HostStatus['actions_by_agent'];
   sharesPrompt?: boolean | null;
+  remoteVerbs?: string[];
   at?: number;
 }
 
@@ -114,6 +115,8 @@ export interface FleetReads {
   /** A host's status as JSON; null for a host the store no longer holds. */
   hostStatusText(host: string): string | null;
   actionsAllowed(host: string): readonly string[];
+  /** Requests besides `act` the host's collector answers (`mute`, `preview`). */
+  remoteVerbs(host: string): readonly string[];
   hostMetrics(): HostMetrics[];
   document(selector?: Selector): FleetDocument;
   documentText(selector?: Selector): string;

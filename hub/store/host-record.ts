@@ -30,6 +30,8 @@ export interface HostRecord {
   actionsAllowed: string[];
   actionsByAgent: HostStatus['actions_by_agent'];
   sharesPrompt: boolean | null;
+  /** Requests besides `act` the collector said it answers (its hello's `remote_verbs`); [] from older ones. */
+  remoteVerbs: string[];
   /** Hub clock minus the collector's heartbeat clock: transit plus skew. */
   lagMs: number | null;
   /** The collector's own last sent sequence, from its heartbeat. */
@@ -68,6 +70,7 @@ export function newHostRecord(host: string, transport: Transport): HostRecord {
     lastRefusal: null,
     actionsByAgent: null,
     sharesPrompt: null,
+    remoteVerbs: [],
     pieces: null,
     statusText: null,
     statusBytes: null,

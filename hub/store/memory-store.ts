@@ -166,6 +166,7 @@ export class MemoryFleetStore implements FleetStore {
     h.actionsAllowed = info.actionsAllowed.slice();
     h.actionsByAgent = info.actionsByAgent ?? null;
     h.sharesPrompt = info.sharesPrompt ?? null;
+    h.remoteVerbs = info.remoteVerbs?.slice() ?? [];
     h.lastSeenMs = this.clock();
     h.pending = null;
     h.lagMs = info.at === undefined ? null : this.clock() - info.at;
@@ -397,6 +398,10 @@ export class MemoryFleetStore implements FleetStore {
 
   actionsAllowed(host: string): readonly string[] {
     return this.hosts.get(host)?.actionsAllowed ?? [];
+  }
+
+  remoteVerbs(host: string): readonly string[] {
+    return this.hosts.get(host)?.remoteVerbs ?? [];
   }
 
   /** Hosts in name order, optionally just one. */

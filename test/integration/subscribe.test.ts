@@ -61,7 +61,7 @@ const run = (args: string[]) => tma(['--socket-name', t.name, '--config', config
 
 describe('tma subscribe', () => {
   it('refuses a stream without --json and an interval under 1 s (2)', async () => {
-    expect((await run(['subscribe'])).code).toBe(2);
+    expect((await run(['subscribe', '--events'])).code).toBe(2);
     expect((await run(['subscribe', '--json', '--interval', '0.5'])).code).toBe(2);
     // A valid call with no server ends with 1.
     expect(await run(['subscribe', '--json', '--interval', '1'])).toEqual({ code: 1, stdout: '', stderr: 'tma: no tmux server running\n' });

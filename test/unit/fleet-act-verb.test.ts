@@ -16,9 +16,16 @@ describe('planFleetAct', () => {
   });
 
   test('local-only flags are usage errors against a hub', () => {
-    for (const f of [['--dry-run'], ['--force'], ['--yes'], ['--list'], ['--arg', 'x']]) {
+    for (const f of [['--force'], ['--yes'], ['--list'], ['--arg', 'x']]) {
       expect(() => plan('approve', '--pane', '%1', ...f)).toThrow(UsageError);
     }
+  });
+
+  test('--dry-run and --list are planned against a hub: the host answers them, nothing is sent', () => {
+    expect(plan('approve', '--pane', '%1', '--dry-run')).toMatchObject({ dryRun: true, list: false, action: 'approve', pane: '%1' });
+    expect(plan('--list', '--pane', '%1')).toMatchObject({ list: true, pane: '%1' });
+    expect(() => plan('--list', '--dry-run')).toThrow(/--list cannot be combined with --dry-run/);
+    expect(() => plan('approve', '--pane', '%1', '--dry-run', '--slot', 's1')).toThrow(/dry run sends nothing/);
   });
 
   test('no target, a bad pane id, --pane with other selectors or --all: usage errors', () => {

@@ -106,6 +106,7 @@ export const JUMP = {
   home: bool,
   pane: text,
   menu: bool,
+  'menu-timeout': text,
   client: { type: 'string', short: 'c' },
   ...SELECTOR,
 } as const satisfies Flags;

@@ -193,8 +193,8 @@ export const VERB_TABLE = {
   }),
   jump: verb({
     flags: F.JUMP,
-    usage: ['tma jump [--attention | --blocked | --next | --back | --home | --pane ID | --menu] [--client NAME] [selectors]'],
-    help: "  focus the agent that needs you; --back and --home walk back along this client's trail\n\n  tma jump --attention\n  tma jump --back",
+    usage: ['tma jump [--attention | --blocked | --next | --back | --home | --pane ID | --menu [--menu-timeout SECS]] [--client NAME] [selectors]'],
+    help: "  focus the agent that needs you; --back and --home walk back along this client's trail\n\n  tma jump --attention\n  tma jump --back\n\n  --menu closes itself after --menu-timeout seconds with nothing chosen (default 60)",
     overview: [['jump [--attention|--blocked|--next|--back|--home|--pane ID|--menu]', 'focus the agent that needs you, and back']],
     section: 'setup',
     positionals: false,

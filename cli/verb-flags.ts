@@ -120,6 +120,7 @@ export const JUMP = {
   home: bool,
   pane: text,
   menu: bool,
+  'menu-timeout': text,
   client: { type: 'string', short: 'c' },
   ...SELECTOR,
   server: text,

@@ -213,14 +213,15 @@ export const VERB_TABLE = {
   jump: verb({
     flags: F.JUMP,
     usage: [
-      'tma jump [--attention | --blocked | --next | --back | --home | --pane ID | --menu] [--client NAME] [selectors]',
+      'tma jump [--attention | --blocked | --next | --back | --home | --pane ID | --menu [--menu-timeout SECS]] [--client NAME] [selectors]',
       'tma --hub URL jump --host H --pane ID [--server S]',
     ],
     help:
       "  focus the agent that needs you; --back and --home walk back along this client's trail\n" +
       '  with --hub: a new tmux window running ssh to the host, attached to that pane\n' +
       '  (ssh destination: [hosts.NAME] ssh = "user@host" in config.toml, else the hub\'s [[ssh]] entry)\n\n' +
-      '  tma jump --attention\n  tma jump --back\n  tma --hub http://hub:7480 jump --host build1 --pane %4',
+      '  tma jump --attention\n  tma jump --back\n  tma --hub http://hub:7480 jump --host build1 --pane %4\n\n' +
+      '  --menu closes itself after --menu-timeout seconds with nothing chosen (default 60)',
     overview: [['jump [--attention|--blocked|--next|--back|--home|--pane ID|--menu]', 'focus the agent that needs you, and back']],
     section: 'setup',
     positionals: false,

@@ -82,3 +82,20 @@ export function popTrail(trail: string[]): { to: string | null; rest: string[] }
 export function homeOf(trail: string[]): string | null {
   return trail.find((l) => parseLocator(l) !== null) ?? null;
 }
+
+/** How long `jump --menu` keeps its menu open by default: long enough to read nine lines. */
+export const MENU_TIMEOUT_DEFAULT_S = 60;
+
+/**
+ * How long the menu may stay open, in ms: `--menu-timeout SECS`, else `TMA_JUMP_MENU_TIMEOUT`
+ * (which a key binding's run-shell inherits from `tmux set-environment -g`), else the default.
+ * A bound is required: tmux answers display-menu only when it closes, and a menu left open
+ * would hold this process (and the key binding's run-shell) until someone came back.
+ * Throws a one-line reason for a value that is not a positive number of seconds.
+ */
+export function menuTimeoutMs(flag: string | undefined, env: string | undefined): number {
+  const [raw, from] = flag !== undefined ? [flag, '--menu-timeout'] : env ? [env, 'TMA_JUMP_MENU_TIMEOUT'] : [String(MENU_TIMEOUT_DEFAULT_S), 'default'];
+  const secs = /^\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : NaN;
+  if (!(secs > 0) || secs > 86_400) throw new RangeError(`${from} takes seconds between 0 and 86400, not "${raw}"`);
+  return Math.round(secs * 1000);
+}

@@ -1,9 +1,10 @@
 // The one way install verbs change a file: say nothing changes when nothing does; otherwise
-// show a unified diff and ask (unless --yes). A declined change writes nothing.
+// show a unified diff and ask (unless --yes). A declined change writes nothing. With `backup`,
+// a file that existed is first kept beside itself as `<file>.tma-bak`, and the output names it.
 
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { ConfigFileError, readConfigFile, symlinkTarget, writeConfigAtomic } from '../../collector/install/config-file.js';
+import { backupConfig, ConfigFileError, readConfigFile, symlinkTarget, writeConfigAtomic } from '../../collector/install/config-file.js';
 import { unifiedDiff, type DiffColors } from '../../collector/install/diff.js';
 
 export class InstallError extends Error {}
@@ -41,6 +42,8 @@ function colors(): DiffColors | undefined {
 
 export interface ApplyOpts {
   yes: boolean;
+  /** Keep the file as it was at `<file>.tma-bak` before changing or removing it. */
+  backup?: boolean;
 }
 
 export type Applied = 'unchanged' | 'written' | 'declined';
@@ -59,12 +62,22 @@ export async function applyFile(path: string, label: string, before: string, aft
     process.stdout.write('tma: aborted; no changes written\n');
     return 'declined';
   }
+  // Taken from the file itself, not from `before`: a file read as absent has nothing to keep.
+  let kept: ReturnType<typeof backupConfig> | null = null;
+  try {
+    if (o.backup && existsSync(path)) kept = backupConfig(path);
+  } catch (e) {
+    throw new InstallError(`${(e as Error).message}; nothing changed`);
+  }
   try {
     if (after === null) rmSync(path, { force: true });
     else writeConfigAtomic(path, after);
   } catch (e) {
     throw new InstallError(`cannot write ${path}: ${(e as Error).message}`);
   }
+  if (kept)
+    process.stdout.write(`tma: the previous ${path} is kept at ${kept.path}${kept.replaced ? ' (replacing an older backup)' : ''}
+`);
   return 'written';
 }
 

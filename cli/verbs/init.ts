@@ -45,7 +45,7 @@ export async function main(p: Parsed<typeof INIT>): Promise<number> {
       for (const a of found) {
         process.stdout.write(`\ntma: wiring ${a} ...\n`);
         try {
-          if (!(await wireAgent(ctx, a, { yes }))) failed.push(`${a} hooks`);
+          if (!(await wireAgent(ctx, a, { yes, backup: true }))) failed.push(`${a} hooks`);
         } catch (e) {
           if (!(e instanceof InstallError)) throw e;
           process.stderr.write(`tma: ${e.message}\n`);

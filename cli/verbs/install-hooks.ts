@@ -64,7 +64,8 @@ export async function main(p: Parsed<typeof INSTALL_HOOKS>): Promise<number> {
   const agent = p.positionals[0] ?? null;
   return guard(async () => {
     const ctx = await contextFor(p);
-    const o = { yes: p.opts.yes === true };
+    // Every file it changes is kept first beside itself (`<file>.tma-bak`), and the output says where.
+    const o = { yes: p.opts.yes === true, backup: true };
     try {
       if (p.opts.check === true) {
         if (agent !== null) {

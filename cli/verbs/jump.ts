@@ -1,11 +1,23 @@
 // `tma jump`: take the acting client to the agent that needs it (or the next one), remembering
 // where it came from so `--back` and `--home` return. Success prints nothing.
 
-import { homeOf, menuOrder, parseLocator, pickAttention, pickBlocked, pickNext, popTrail, pushTrail, trailOption } from '../../shared/jump-plan.js';
+import {
+  homeOf,
+  menuOrder,
+  menuTimeoutMs,
+  parseLocator,
+  pickAttention,
+  pickBlocked,
+  pickNext,
+  popTrail,
+  pushTrail,
+  trailOption,
+} from '../../shared/jump-plan.js';
 import type { AgentRow } from '../../shared/row.js';
 import { selectRow } from '../../shared/selectors.js';
 import { KEY } from '../../collector/core/store-codec.js';
 import type { TmuxRunner } from '../../collector/tmux/runner.js';
+import { TmuxError } from '../../collector/tmux/errors.js';
 import { targetFlags } from '../../collector/tmux/target.js';
 import { UsageError, type Parsed } from '../args.js';
 import type { JUMP } from '../verb-flags.js';
@@ -31,6 +43,13 @@ export async function main(p: Parsed<typeof JUMP>): Promise<number> {
   const sel = selectorFrom(p, { fleet: false });
   const raw = p.opts.client;
   const client = raw && !raw.includes('#{') ? raw : null;
+  if (p.opts['menu-timeout'] !== undefined && mode !== 'menu') throw new UsageError('--menu-timeout goes with --menu');
+  let menuMs = 0;
+  try {
+    menuMs = menuTimeoutMs(p.opts['menu-timeout'], process.env.TMA_JUMP_MENU_TIMEOUT);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
   const scoped = sel.agent || sel.session || sel.repo || sel.branch || sel.states.length ? ' in scope' : '';
   return guard(async () => {
     const local = await openLocal(p);
@@ -63,7 +82,7 @@ export async function main(p: Parsed<typeof JUMP>): Promise<number> {
 
       const res = await timedCycle(p, local.engine);
       const rows = res.rows.filter((r) => selectRow(sel, r));
-      if (mode === 'menu') return await menu(runner, client, rows, origin, local.target);
+      if (mode === 'menu') return await menu(runner, client, rows, origin, local.target, menuMs);
       let target: AgentRow | null;
       if (mode === 'pane') {
         const id = p.opts.pane!;
@@ -98,7 +117,14 @@ async function focus(runner: TmuxRunner, client: string | null, loc: { session: 
   await runner.run(['select-pane', '-t', pane]);
 }
 
-async function menu(runner: TmuxRunner, client: string | null, rows: AgentRow[], origin: string, target: Parameters<typeof targetFlags>[0]): Promise<number> {
+async function menu(
+  runner: TmuxRunner,
+  client: string | null,
+  rows: AgentRow[],
+  origin: string,
+  target: Parameters<typeof targetFlags>[0],
+  timeoutMs: number,
+): Promise<number> {
   const list = menuOrder(rows.filter((r) => r.locator !== origin));
   if (list.length === 0) {
     process.stderr.write('tma: no agents\n');
@@ -114,7 +140,15 @@ async function menu(runner: TmuxRunner, client: string | null, rows: AgentRow[],
     const cmd = `run-shell "${q(tmaBin(process.env))} ${server} jump --pane ${r.pane}${client ? ` --client ${q(client)}` : ''}"`;
     return [label, i < 9 ? String(i + 1) : '', cmd];
   });
-  // tmux answers display-menu only once the menu closes, so wait as long as a person might look at it.
-  await runner.run([...(client ? ['display-menu', '-c', client] : ['display-menu']), '-t', pane, '-T', 'tma jump', ...items], { timeoutMs: 600_000 });
+  // tmux answers display-menu only once the menu closes: wait as long as the bound allows, then
+  // take the menu down ourselves, so nothing is left on the screen that no process answers for.
+  try {
+    await runner.run([...(client ? ['display-menu', '-c', client] : ['display-menu']), '-t', pane, '-T', 'tma jump', ...items], { timeoutMs });
+  } catch (e) {
+    if (!(e instanceof TmuxError) || e.kind !== 'timeout') throw e;
+    // display-popup -C clears whatever overlay the client shows, the menu included (tmux ≥ 3.2).
+    await runner.run(client ? ['display-popup', '-C', '-c', client] : ['display-popup', '-C', '-t', pane]).catch(() => '');
+    process.stderr.write(`tma: jump menu closed after ${timeoutMs / 1000} s with nothing chosen\n`);
+  }
   return 0;
 }

@@ -5,7 +5,10 @@
 // the old file whole; a symlinked config is written at its target, keeping the link.
 
 import {
+  chmodSync,
   closeSync,
+  copyFileSync,
+  existsSync,
   constants,
   fstatSync,
   fsyncSync,
@@ -142,4 +145,28 @@ export function writeConfigAtomic(path: string, text: string): void {
     rmSync(tmp, { force: true });
     throw e;
   }
+}
+
+/** The suffix of the copy kept beside a config before it is changed. */
+export const BACKUP_SUFFIX = '.tma-bak';
+
+/**
+ * Keep `path` as it is now beside it, at `<path>.tma-bak`: byte for byte, with its mode (a
+ * settings file may hold secrets), by temporary file and rename so a crash leaves either the old
+ * backup or the new one whole. A symlinked config is copied from its target; the copy sits beside
+ * the name the user knows. Returns the backup's path and whether an older backup was replaced.
+ */
+export function backupConfig(path: string): { path: string; replaced: boolean } {
+  const bak = `${path}${BACKUP_SUFFIX}`;
+  const replaced = existsSync(bak);
+  const tmp = join(dirname(bak), `.${basename(bak)}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    copyFileSync(path, tmp, constants.COPYFILE_EXCL);
+    chmodSync(tmp, statSync(path).mode & 0o7777);
+    renameSync(tmp, bak);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw new ConfigFileError(`cannot keep a backup of ${path} at ${bak}: ${(e as Error).message}`);
+  }
+  return { path: bak, replaced };
 }

@@ -3,7 +3,7 @@
 // (Cursor: `hooks.<event>[] = {command}` with a root `version`). Only entries whose command is
 // `<…/tma-hook> <agent> <event>` are ours; everything else is the user's and stays put.
 
-import { deleteKey, getKey, jarr, jobj, jstr, parseJson, serializeJson, setKey, type JsonValue } from './json-doc.js';
+import { canonicalJson, deleteKey, getKey, jarr, jobj, jstr, parseJson, serializeJson, setKey, type JsonValue } from './json-doc.js';
 
 export type HookShape = 'nested' | 'flat';
 
@@ -129,14 +129,17 @@ export function planUninstall(text: string, t: Omit<HookTarget, 'ref'>): string 
   return keepLayout(text, root);
 }
 
-/** The edited document as text; unchanged content keeps the file's own bytes (layout included). */
+/**
+ * The edited document as text: the file's own bytes when the edit changed nothing, else the file
+ * with only the edited parts written anew (json-doc.ts keeps the layout of the rest).
+ */
 export function keepLayout(text: string, root: JsonValue): string {
-  const out = serializeJson(root);
   try {
-    return serializeJson(parseJson(text)) === out ? text : out;
+    if (canonicalJson(parseJson(text)) === canonicalJson(root)) return text;
   } catch {
-    return out;
+    // An unreadable original: nothing of it to keep.
   }
+  return serializeJson(root);
 }
 
 export type EventState = 'current' | 'stale' | 'absent';

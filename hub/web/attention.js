@@ -50,11 +50,12 @@ export class Attention {
    * @param {(import('./format.js').PageHost & { host: string })[]} [hosts]
    */
   observe(rows, needsCount, hosts = []) {
-    document.title = tabTitle(needsCount);
-    const now = new Set(rows.filter((r) => classOf(r) === 'blocked' && !r.stale).map(rowKey));
+    const title = tabTitle(needsCount);
+    if (document.title !== title) document.title = title;
+    const now = new Map(rows.filter((r) => classOf(r) === 'blocked' && !r.stale).map((r) => [rowKey(r), r]));
     const before = this.blocked;
-    const fresh = before === null ? [] : rows.filter((r) => now.has(rowKey(r)) && !before.has(rowKey(r)));
-    this.blocked = now;
+    const fresh = before === null ? [] : [...now].filter(([k]) => !before.has(k)).map(([, r]) => r);
+    this.blocked = new Set(now.keys());
     if (!this.on || fresh.length === 0) return;
     this.tone();
     if (this.canNotify && Notification.permission === 'granted') {

@@ -241,8 +241,13 @@ export function shortDuration(ms) {
  * @param {Pick<PageRow, 'host' | 'server' | 'pane'>} row
  */
 export function rowKey(row) {
-  return `${row.host}\u0000${row.server}\u0000${row.pane}`;
+  // Asked for every row several times a redraw: a row object's key is made once.
+  let k = KEYS.get(row);
+  if (k === undefined) KEYS.set(row, (k = `${row.host}\u0000${row.server}\u0000${row.pane}`));
+  return k;
 }
+/** @type {WeakMap<object, string>} */
+const KEYS = new WeakMap();
 
 /** The last path segment of a tmux socket path: "default" for …/tmux-1000/default.
  * @param {string} server

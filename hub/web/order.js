@@ -64,3 +64,50 @@ export class Hold {
     return this.reasons.size > 0 || now < this.until;
   }
 }
+
+/**
+ * Which of `wanted` may stay where they are when `current` is put into `wanted`'s order: the
+ * largest set already in the right order relative to one another (a longest increasing run of
+ * their current positions). Moving only the others reorders the list with the fewest moves, so
+ * one row changing place moves one element, not every one after it.
+ * @template T
+ * @param {readonly T[]} current
+ * @param {readonly T[]} wanted
+ * @returns {Set<T>}
+ */
+export function stayPut(current, wanted) {
+  /** @type {Map<T, number>} */
+  const at = new Map();
+  current.forEach((c, i) => at.set(c, i));
+  /** @type {number[]} */
+  const pos = [];
+  /** @type {T[]} */
+  const items = [];
+  for (const w of wanted) {
+    const i = at.get(w);
+    if (i !== undefined) {
+      pos.push(i);
+      items.push(w);
+    }
+  }
+  // Patience sorting: tails[len] is the index (into pos) ending the best run of length len + 1.
+  /** @type {number[]} */
+  const tails = [];
+  /** @type {number[]} */
+  const prev = [];
+  for (let k = 0; k < pos.length; k++) {
+    let lo = 0;
+    let hi = tails.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (pos[tails[mid]] < pos[k]) lo = mid + 1;
+      else hi = mid;
+    }
+    prev[k] = lo > 0 ? tails[lo - 1] : -1;
+    tails[lo] = k;
+  }
+  /** @type {Set<T>} */
+  const keep = new Set();
+  for (let k = tails.length ? tails[tails.length - 1] : -1; k >= 0; k = prev[k]) keep.add(items[k]);
+  return keep;
+}

@@ -78,7 +78,7 @@ function fillSelect(select, values, chosen) {
       }),
     );
   }
-  select.value = chosen[0] ?? '';
+  if (select.value !== (chosen[0] ?? '')) select.value = chosen[0] ?? '';
 }
 
 /** @param {string} token */

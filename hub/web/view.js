@@ -1,8 +1,10 @@
 // Draws fleet documents into the page: the "needs you" list first, then every host's agents.
 // Every string that came from a row or a host goes in through textContent, never as markup.
-// Elements are kept per row and updated in place, and each list's order is held still while a
-// person is about to tap it (see order.js), so a button under a finger is never swapped for
-// another agent's.
+// Elements are kept per row key (host, server, pane) and patched in place: a row the document
+// hands over unchanged (the same object, the same host, the same act) is not touched beyond its
+// age, other rows only where a cell differs (patch.js), and a list is reordered by moving only the
+// rows that changed place. Each list's order is held still while a person is about to tap it (see
+// order.js), so a button under a finger is never swapped for another agent's.
 
 import {
   ACTION_VERB,
@@ -22,6 +24,7 @@ import {
   shortDuration,
 } from './format.js';
 import { OrderKeeper } from './order.js';
+import { arrange, dataOf, el, setAttr, setData, setHidden, setText } from './patch.js';
 
 /** A row as drawn: ShownRow, and whether the person muted its pane. @typedef {import('./format.js').ShownRow & { muted?: boolean }} Row */
 /** @typedef {import('./format.js').StateClass} StateClass */
@@ -69,48 +72,13 @@ import { OrderKeeper } from './order.js';
  * @property {HTMLElement} emptyFleet
  */
 /** @typedef {{ section: HTMLElement; status: HTMLElement; meta: HTMLElement; list: HTMLElement; empty: HTMLElement }} HostPart */
-/** A row's element, and the action buttons it was last drawn with (so unchanged ones are kept). @typedef {HTMLDivElement & { actionSig?: string | null }} RowEl */
-
+/** @typedef {{ state: HTMLElement; agent: HTMLElement; host: HTMLElement | null; where: HTMLElement; detail: HTMLElement; age: HTMLElement; repo: HTMLElement; actions: HTMLElement; outcome: HTMLElement }} RowCells */
+/** What a row element was last filled from: when all of it is the same again, only the age can differ. @typedef {{ row: Row; host: Host | undefined; act: Act | undefined; role: string }} Drawn */
 /**
- * @template {keyof HTMLElementTagNameMap} K
- * @param {K} tag
- * @param {string} [className]
- * @param {string} [text]
- * @returns {HTMLElementTagNameMap[K]}
+ * A row's element: its cells, the action buttons it was last drawn with (so unchanged ones are
+ * kept), the row its buttons act on, what it was last filled from, and whether it is held greyed.
+ * @typedef {HTMLDivElement & { cells: RowCells; actionSig: string | null; row: Row | null; offered: string[]; drawn: Drawn | null; left: boolean }} RowEl
  */
-function el(tag, className, text) {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-const reducedMotion = () => window.matchMedia?.('(prefers-reduced-motion: reduce)').matches === true;
-
-/**
- * Put `wanted` into `parent` in this order, moving only what is out of place. Elements that end up
- * somewhere else on screen glide there, so a re-sort is seen rather than a jump.
- * @param {HTMLElement} parent
- * @param {readonly HTMLElement[]} wanted
- * @param {boolean} animate
- */
-function arrange(parent, wanted, animate) {
-  const before = animate ? new Map(wanted.map((c) => [c, c.isConnected ? c.getBoundingClientRect().top : null])) : null;
-  wanted.forEach((child, i) => {
-    if (parent.children[i] !== child) parent.insertBefore(child, parent.children[i] ?? null);
-  });
-  while (parent.children.length > wanted.length) /** @type {Element} */ (parent.lastElementChild).remove();
-  if (!before || reducedMotion()) return;
-  for (const c of wanted) {
-    const was = before.get(c);
-    if (was === null || was === undefined) continue;
-    const dy = was - c.getBoundingClientRect().top;
-    if (Math.abs(dy) < 1) continue;
-    c.animate?.([{ transform: `translateY(${dy}px)` }, { transform: 'none' }], { duration: 350, easing: 'ease-out' });
-    c.classList.add('moved');
-    setTimeout(() => c.classList.remove('moved'), 900);
-  }
-}
 
 /** @type {Record<string, string>} */
 const PENDING_LABEL = { approve: 'approving…', deny: 'denying…', interrupt: 'interrupting…' };
@@ -153,8 +121,14 @@ export class FleetView {
   render(doc, ctx) {
     const rows = Array.isArray(doc.agents) ? doc.agents : [];
     const hosts = Array.isArray(doc.hosts) ? doc.hosts.slice() : [];
-    for (const r of rows) if (!hosts.some((h) => h.host === r.host)) hosts.push({ host: r.host, reachable: false, stale: true, servers: [] });
     const hostsByName = new Map(hosts.map((h) => [h.host, h]));
+    for (const r of rows) {
+      if (hostsByName.has(r.host)) continue;
+      // A row whose host the document does not list: kept, under a host said to be unreachable.
+      const h = { host: r.host, reachable: false, stale: true, servers: [] };
+      hosts.push(h);
+      hostsByName.set(r.host, h);
+    }
     const f = ctx.filters;
     const shown = rows.filter((r) => passes(f, r));
     // Settling after a hold is the one re-sort worth animating; live updates otherwise just land.
@@ -169,10 +143,13 @@ export class FleetView {
     const { keys: needKeys } = this.needsOrder.order([...needsRows.keys()], ctx.held);
     const allByKey = new Map(rows.map((r) => [rowKey(r), r]));
     const needEls = this.placeRows(needKeys, needsRows, this.needsEls, true, (r) => hostsByName.get(r.host), ctx, allByKey);
-    for (const k of [...this.needsEls.keys()]) if (!needKeys.includes(k)) this.needsEls.delete(k);
+    const needSet = new Set(needKeys);
+    // A row that leaves the list keeps its element while it is in the fleet: rows go in and out of
+    // "needs you" all day, and one made again each time costs far more than one patched.
+    for (const k of [...this.needsEls.keys()]) if (!needSet.has(k) && !allByKey.has(k)) this.needsEls.delete(k);
     arrange(this.p.needsList, needEls, animate);
-    this.p.needsEmpty.hidden = needEls.length > 0;
-    this.p.needsCount.textContent = String(needs.length);
+    setHidden(this.p.needsEmpty, needEls.length > 0);
+    setText(this.p.needsCount, String(needs.length));
 
     // Every host.
     /** @type {Map<string, Row[]>} */
@@ -190,25 +167,31 @@ export class FleetView {
       const part = this.hostPart(name);
       if (h) this.fillHostHeader(part, h, ctx);
       const hostRows = byHost.get(name) ?? [];
-      const serverNames = (Array.isArray(h?.servers) ? h.servers.map((s) => s.server) : []).filter((s) => hostRows.some((r) => r.server === s));
-      for (const r of hostRows) if (!serverNames.includes(r.server)) serverNames.push(r.server);
+      /** @type {Map<string, Map<string, Row>>} */
+      const byServer = new Map();
+      for (const r of hostRows) {
+        if (!byServer.has(r.server)) byServer.set(r.server, new Map());
+        /** @type {Map<string, Row>} */ (byServer.get(r.server)).set(rowKey(r), r);
+      }
+      const serverNames = (Array.isArray(h?.servers) ? h.servers.map((s) => s.server) : []).filter((s) => byServer.has(s));
+      for (const s of byServer.keys()) if (!serverNames.includes(s)) serverNames.push(s);
       const lines = [];
       for (const s of serverNames) {
         const sk = `${name}\u0000${s}`;
         lines.push(this.serverLine(sk, s));
         if (!this.serverOrders.has(sk)) this.serverOrders.set(sk, new OrderKeeper());
-        const serverRows = new Map(hostRows.filter((x) => x.server === s).map((x) => [rowKey(x), x]));
+        const serverRows = /** @type {Map<string, Row>} */ (byServer.get(s));
         const { keys } = /** @type {OrderKeeper} */ (this.serverOrders.get(sk)).order([...serverRows.keys()], ctx.held);
         lines.push(...this.placeRows(keys, serverRows, this.fleetEls, false, () => h, ctx, allByKey));
         for (const k of keys) if (this.fleetEls.has(k)) liveRows.add(k);
       }
       arrange(part.list, lines, animate);
-      part.empty.hidden = lines.length !== 0;
+      setHidden(part.empty, lines.length !== 0);
       sections.push(part.section);
     }
     arrange(this.p.hosts, sections, false);
     for (const k of [...this.fleetEls.keys()]) if (!liveRows.has(k)) this.fleetEls.delete(k);
-    this.p.emptyFleet.hidden = hosts.length > 0;
+    setHidden(this.p.emptyFleet, hosts.length > 0);
     return { needsCount: rows.filter((r) => classOf(r) === 'blocked' || classOf(r) === 'done').length };
   }
 
@@ -240,7 +223,13 @@ export class FleetView {
         e = this.rowEl(needs);
         els.set(k, e);
       }
-      e.classList.remove('left');
+      if (e.left) {
+        e.left = false;
+        e.classList.remove('left');
+        // markLeft rewrote its state and disabled its buttons: everything is drawn again.
+        e.drawn = null;
+        e.actionSig = null;
+      }
       this.fillRow(e, r, hostOf(r), ctx, needs);
       out.push(e);
     }
@@ -269,10 +258,10 @@ export class FleetView {
     for (const c of CLASSES) {
       // Made above for every class.
       const chip = /** @type {HTMLButtonElement} */ (this.chips.get(c));
-      /** @type {Element} */ (chip.querySelector('.n')).textContent = String(counts[c]);
+      setText(/** @type {HTMLElement} */ (chip.children[1]), String(counts[c]));
       const on = f.state.includes(c);
-      chip.setAttribute('aria-pressed', String(on));
-      chip.setAttribute('aria-label', `${counts[c]} ${c}${on ? ', shown only' : ''}: show only ${c}`);
+      setAttr(chip, 'aria-pressed', String(on));
+      setAttr(chip, 'aria-label', `${counts[c]} ${c}${on ? ', shown only' : ''}: show only ${c}`);
     }
   }
 
@@ -307,21 +296,21 @@ export class FleetView {
   fillHostHeader(part, h, ctx) {
     const down = h.stale === true || h.reachable !== true;
     const lost = h.reason === 'lost';
-    part.section.classList.toggle('stale', down);
-    part.section.dataset.status = lost ? 'lost' : down ? 'stale' : 'live';
+    if (part.section.classList.contains('stale') !== down) part.section.classList.toggle('stale', down);
+    setData(part.section, 'status', lost ? 'lost' : down ? 'stale' : 'live');
     let status;
     if (h.reachable && !h.stale) status = 'connected';
     else if (h.reachable) status = 'syncing';
     else if (h.last_seen_ms == null) status = 'never connected';
     else status = `${lost ? 'lost' : 'stale'} · last seen ${shortDuration(ctx.hubNow - h.last_seen_ms)} ago`;
     if (!h.reachable && h.reason && h.reason !== 'lost') status += ` · ${h.reason}`;
-    part.status.textContent = status;
+    setText(part.status, status);
     const bits = [];
     if (h.transport) bits.push(`via ${h.transport}`);
     if (h.collector_version) bits.push(`collector ${h.collector_version}`);
     if (typeof h.clock_offset_ms === 'number' && Math.abs(h.clock_offset_ms) >= 2000)
       bits.push(`clock ${h.clock_offset_ms > 0 ? '+' : '−'}${shortDuration(Math.abs(h.clock_offset_ms))}`);
-    part.meta.textContent = bits.join(' · ');
+    setText(part.meta, bits.join(' · '));
   }
 
   /**
@@ -337,8 +326,8 @@ export class FleetView {
       line.append(el('span', 'server-name'), el('span', 'server-path'));
       this.serverLines.set(key, line);
     }
-    line.children[0].textContent = serverLabel(server);
-    line.children[1].textContent = server;
+    setText(/** @type {HTMLElement} */ (line.children[0]), serverLabel(server));
+    setText(/** @type {HTMLElement} */ (line.children[1]), server);
     return line;
   }
 
@@ -347,26 +336,23 @@ export class FleetView {
    * @returns {RowEl}
    */
   rowEl(needs) {
-    /** @type {RowEl} */
-    const e = el('div', 'agent-row');
+    const e = /** @type {RowEl} */ (el('div', 'agent-row'));
     e.setAttribute('role', 'listitem');
-    const cells = needs
+    const names = needs
       ? ['state', 'agent', 'host', 'where', 'repo', 'age', 'detail', 'actions', 'outcome']
       : ['state', 'agent', 'where', 'detail', 'age', 'repo', 'actions', 'outcome'];
-    for (const c of cells) e.append(el('div', `c-${c}`));
+    /** @type {Record<string, HTMLElement>} */
+    const made = {};
+    for (const c of names) e.append((made[c] = el('div', `c-${c}`)));
+    made.where.append(el('span', 'locator'), el('span', 'pane'));
+    // Only fleet rows lack a host cell: the needs list names the host, a host's own list does not.
+    e.cells = { .../** @type {RowCells} */ (/** @type {unknown} */ (made)), host: made.host ?? null };
     e.actionSig = null;
+    e.row = null;
+    e.offered = [];
+    e.drawn = null;
+    e.left = false;
     return e;
-  }
-
-  /**
-   * A row's cell. rowEl made every cell of its list; only `host` is missing from fleet rows, and
-   * fillRow checks for it.
-   * @param {RowEl} e
-   * @param {string} name
-   * @returns {HTMLElement}
-   */
-  cell(e, name) {
-    return /** @type {HTMLElement} */ (e.querySelector(`:scope > .c-${name}`));
   }
 
   /**
@@ -378,42 +364,64 @@ export class FleetView {
    */
   fillRow(e, r, h, ctx, needs) {
     const cls = classOf(r);
-    e.className = `agent-row cls-${cls}${r.stale ? ' stale' : ''}`;
-    e.dataset.pane = r.pane;
-    e.dataset.host = r.host;
-    e.dataset.class = cls;
-    e.dataset.episode = String(r.episode_ms);
+    const act = ctx.acts.get(rowKey(r));
+    const d = e.drawn;
+    // The mirror hands on the very object of a row nothing changed in: only its age moves on.
+    if (!d || d.row !== r || d.host !== h || d.act !== act || d.role !== ctx.role) {
+      e.drawn = { row: r, host: h, act, role: ctx.role };
+      this.fillFields(e, r, h, cls, needs);
+      this.fillActions(e, r, h, ctx, needs);
+    }
+    const ms = ageMs(r, h, ctx.hubNow);
+    const age = e.cells.age;
+    setText(age, ms === null ? '' : `${r.stale ? '≥ ' : ''}${shortDuration(ms)}`);
+    // Whole seconds: the age shown moves no faster, and a value new every frame is a write every frame.
+    setData(age, 'ms', ms === null ? '' : String(Math.floor(ms / 1000) * 1000));
+    const title = ms === null ? '' : `${cls} for ${shortDuration(ms)}`;
+    if (age.title !== title) age.title = title;
+  }
 
-    const state = this.cell(e, 'state');
-    if (state.dataset.cls !== cls || state.dataset.stale !== String(Boolean(r.stale))) {
-      state.dataset.cls = cls;
-      state.dataset.stale = String(Boolean(r.stale));
+  /**
+   * Everything of a row but its age and buttons, each cell written only when it differs.
+   * @param {RowEl} e
+   * @param {Row} r
+   * @param {Host | undefined} h
+   * @param {import('./format.js').StateClass} cls
+   * @param {boolean} needs
+   */
+  fillFields(e, r, h, cls, needs) {
+    const stale = Boolean(r.stale);
+    const was = dataOf(e, 'class');
+    if (was !== cls) {
+      if (was) e.classList.remove(`cls-${was}`);
+      e.classList.add(`cls-${cls}`);
+    }
+    if (e.classList.contains('stale') !== stale) e.classList.toggle('stale', stale);
+    setData(e, 'pane', r.pane);
+    setData(e, 'host', r.host);
+    setData(e, 'class', cls);
+    setData(e, 'episode', String(r.episode_ms));
+
+    const state = e.cells.state;
+    if (dataOf(state, 'cls') !== cls || dataOf(state, 'stale') !== String(stale)) {
+      setData(state, 'cls', cls);
+      setData(state, 'stale', String(stale));
       state.replaceChildren(el('span', 'glyph', GLYPH[cls]), el('span', 'state-name', cls));
-      if (r.stale) state.append(el('span', 'tag', 'stale'));
+      if (stale) state.append(el('span', 'tag', 'stale'));
+    } else {
+      // markLeft may have said "now …" here.
+      setText(/** @type {HTMLElement} */ (state.children[1]), cls);
     }
     const mutedTag = state.querySelector('.muted');
     if (r.muted && !mutedTag) state.append(el('span', 'tag muted', 'muted'));
     if (!r.muted && mutedTag) mutedTag.remove();
 
-    this.cell(e, 'agent').textContent = String(r.agent ?? '');
-    const hostCell = this.cell(e, 'host');
-    if (hostCell) hostCell.textContent = String(r.host ?? '');
-    const where = this.cell(e, 'where');
-    if (where.childElementCount !== 2) where.replaceChildren(el('span', 'locator'), el('span', 'pane'));
-    where.children[0].textContent = String(r.locator ?? '');
-    where.children[1].textContent = String(r.pane ?? '');
-
-    this.cell(e, 'detail').textContent = needs ? askText(r, h) : [detailWord(r, h), r.pending_tool].filter((x) => typeof x === 'string' && x).join(' · ');
-
-    const ms = ageMs(r, h, ctx.hubNow);
-    const age = this.cell(e, 'age');
-    age.textContent = ms === null ? '' : `${r.stale ? '≥ ' : ''}${shortDuration(ms)}`;
-    age.dataset.ms = ms === null ? '' : String(ms);
-    age.title = ms === null ? '' : `${cls} for ${shortDuration(ms)}`;
-
-    this.cell(e, 'repo').textContent = r.repo ? (r.branch ? `${r.repo} @ ${r.branch}` : String(r.repo)) : '';
-
-    this.fillActions(e, r, h, ctx, needs);
+    setText(e.cells.agent, String(r.agent ?? ''));
+    if (e.cells.host) setText(e.cells.host, String(r.host ?? ''));
+    setText(/** @type {HTMLElement} */ (e.cells.where.children[0]), String(r.locator ?? ''));
+    setText(/** @type {HTMLElement} */ (e.cells.where.children[1]), String(r.pane ?? ''));
+    setText(e.cells.detail, needs ? askText(r, h) : [detailWord(r, h), r.pending_tool].filter((x) => typeof x === 'string' && x).join(' · '));
+    setText(e.cells.repo, r.repo ? (r.branch ? `${r.repo} @ ${r.branch}` : String(r.repo)) : '');
   }
 
   /**
@@ -422,12 +430,12 @@ export class FleetView {
    * @param {Row | undefined} now
    */
   markLeft(e, now) {
+    e.left = true;
     e.classList.add('left');
     for (const b of e.querySelectorAll('button')) b.disabled = true;
     if (now) {
-      const state = this.cell(e, 'state');
-      const name = state.querySelector('.state-name');
-      if (name) name.textContent = `now ${classOf(now)}`;
+      const name = e.cells.state.querySelector('.state-name');
+      if (name) setText(/** @type {HTMLElement} */ (name), `now ${classOf(now)}`);
     }
   }
 
@@ -443,14 +451,17 @@ export class FleetView {
     const act = ctx.acts.get(key);
     // Prompts are answered from the needs-you list only: one Approve per pane on the page.
     const offered = rowActions(r, h, ctx.role).filter((a) => needs || (a !== 'approve' && a !== 'deny'));
+    // A button acts on the row as last drawn: what the person is looking at when they press it.
+    e.row = r;
+    e.offered = offered;
     // While an act is out (or its answer is on show), the buttons it concerned stay put.
     const showing = act ? [...new Set([...offered, ...(act.offered ?? [])])] : offered;
-    const sig = JSON.stringify([showing, offered, r.episode_ms, r.agent, r.locator, act ?? null]);
+    const sig = JSON.stringify([showing, offered, r.episode_ms, r.prompt_id ?? null, r.agent, r.locator, act ?? null]);
     if (e.actionSig === sig) return;
     e.actionSig = sig;
     // A prompt this page already answered is not offered again while the screen catches up.
     const answered = Boolean(act && !act.pending && act.exit_code === 0 && act.episode === r.episode_ms && act.prompt === (r.prompt_id ?? null));
-    const cell = this.cell(e, 'actions');
+    const cell = e.cells.actions;
     const parts = [];
     for (const a of showing) {
       const b = el('button', `act act-${a}`, act?.pending && act.action === a ? PENDING_LABEL[a] : ACTION_VERB[a]);
@@ -458,7 +469,7 @@ export class FleetView {
       b.dataset.action = a;
       b.setAttribute('aria-label', actionLabel(a, r));
       b.disabled = Boolean(act?.pending) || answered || !offered.includes(a);
-      b.addEventListener('click', () => this.onAction(r, a, offered));
+      b.addEventListener('click', () => this.onAction(/** @type {Row} */ (e.row), a, e.offered));
       parts.push(b);
     }
     if (needs && parts.length === 0 && ctx.role === 'operator' && classOf(r) === 'blocked') {
@@ -466,7 +477,13 @@ export class FleetView {
       parts.push(el('span', 'no-act', r.stale ? 'host unreachable' : 'answer at the terminal'));
     }
     cell.replaceChildren(...parts);
-    const out = this.cell(e, 'outcome');
+    // Rows with buttons keep a line for the answer (page.css): a class, where `:has()` would make
+    // the browser re-match every row on every change.
+    e.classList.toggle(
+      'has-buttons',
+      parts.some((x) => x.tagName === 'BUTTON'),
+    );
+    const out = e.cells.outcome;
     if (act && !act.pending) {
       // Exit code 0 is the act result's own word for success (sent, replied, spawned).
       const good = act.exit_code === 0;

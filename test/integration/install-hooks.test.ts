@@ -2,7 +2,7 @@
 // added, a second run changes no byte, --check tells stale from current, uninstall restores.
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
@@ -115,6 +115,75 @@ it.each(CASES)('$agent: our additions only, idempotent, checked, and undone', as
   if (c.seed === null) expect(existsSync(path)).toBe(false);
   else expect(readFileSync(path, 'utf8')).toBe(c.seed);
   expect(t.tmux('show-hooks', '-g', 'after-select-pane')).not.toContain('clear-attention');
+});
+
+/** A settings.json as people write it by hand: odd indents, spacing, key order and a blank line. */
+const HAND = `{
+   "model":"opus",
+
+   "permissions" : {
+         "allow": [ "Bash(ls:*)",  "Read" ],
+         "deny":[]
+   },
+   "hooks": {
+      "Stop": [
+         { "hooks": [ { "type": "command", "command": "say done" } ] }
+      ]
+   },
+   "env": {"A": "\\u00e9"}
+}`;
+
+it('a hand-formatted settings.json keeps its layout but for our entries, and is backed up first, byte for byte', async () => {
+  const path = join(home, '.claude/settings.json');
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, HAND, { mode: 0o600 });
+  const r = await run(['install-hooks', 'claude', '--yes']);
+  expect(r.code, r.stderr).toBe(0);
+  const bak = `${path}.tma-bak`;
+  expect(r.stdout).toContain(`tma: the previous ${path} is kept at ${bak}\n`);
+  expect(readFileSync(bak)).toEqual(Buffer.from(HAND));
+  expect(statSync(bak).mode & 0o777).toBe(0o600);
+  // Every line of the user's is still there, as written and in order; the end of a list or
+  // entry that our entries now follow gains only the comma that joins them on, and nothing is
+  // added but our entries.
+  const after = readFileSync(path, 'utf8');
+  const ours = JSON.parse(after) as { hooks: Record<string, unknown[]> };
+  expect(Object.keys(ours.hooks)[0]).toBe('Stop');
+  expect(ours.hooks.Stop).toHaveLength(2);
+  const lines = after.split('\n');
+  const gained: string[] = [];
+  let at = 0;
+  for (const l of HAND.split('\n')) {
+    const i = lines.findIndex((x, k) => k >= at && (x === l || x === `${l},`));
+    expect(i, `line kept: ${l}`).toBeGreaterThanOrEqual(0);
+    if (lines[i] !== l) gained.push(l);
+    for (const added of lines.slice(at, i)) expect(added, 'only our entries are added').toMatch(/^\s*([{}[\],]*|"(hooks|type|command|[A-Z][A-Za-z]+)": .*)$/);
+    at = i + 1;
+  }
+  expect(gained).toEqual(['         { "hooks": [ { "type": "command", "command": "say done" } ] }', '      ]']);
+  expect(lines.slice(at)).toEqual([]);
+  // Uninstall gives the user's bytes back, and keeps the installed file as the backup now.
+  const un = await run(['install-hooks', 'claude', '--uninstall', '--yes']);
+  expect(un.code, un.stderr).toBe(0);
+  expect(readFileSync(path, 'utf8')).toBe(HAND);
+  expect(un.stdout).toContain(`tma: the previous ${path} is kept at ${bak} (replacing an older backup)\n`);
+  expect(readFileSync(bak, 'utf8')).toBe(after);
+});
+
+it("codex's config.toml is backed up before its edit, and a file created new has nothing to back up", async () => {
+  const toml = join(home, '.codex/config.toml');
+  const seed = '# by hand\nmodel   =   "o3"\n\n[profiles.work]\nmodel = "gpt-5"\n';
+  mkdirSync(dirname(toml), { recursive: true });
+  writeFileSync(toml, seed);
+  const r = await run(['install-hooks', 'codex', '--yes']);
+  expect(r.code, r.stderr).toBe(0);
+  expect(readFileSync(`${toml}.tma-bak`, 'utf8')).toBe(seed);
+  expect(r.stdout).toContain(`is kept at ${toml}.tma-bak`);
+  // hooks.json did not exist: it is created, with no backup and no word of one.
+  const hooks = join(home, '.codex/hooks.json');
+  expect(existsSync(hooks)).toBe(true);
+  expect(existsSync(`${hooks}.tma-bak`)).toBe(false);
+  expect(r.stdout).not.toContain(`${hooks} is kept`);
 });
 
 it('the tmux attention hooks: installed once, recorded, told apart when wiped, removed with the agent', async () => {

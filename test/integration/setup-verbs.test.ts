@@ -144,6 +144,39 @@ it('jump --attention takes an attached client to the oldest blocked pane, and --
   await waitFor(() => at() === older, 'the menu choice focused', 15_000);
 });
 
+it('jump --menu gives up after --menu-timeout and takes its menu off the screen', async () => {
+  const origin = t.start();
+  const other = t.newPane();
+  await t.standIn(other, 'claude', SCREENS.claudeBlocked);
+  client = spawn('script', ['-qfc', `tmux -L ${t.name} attach -t main`, '/dev/null'], {
+    env: { ...process.env, TMUX: '', TERM: 'xterm' },
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  let screen = '';
+  client.stdout!.on('data', (b: Buffer) => (screen += b.toString('latin1')));
+  let name = '';
+  await waitFor(() => (name = t.tmux('list-clients', '-F', '#{client_name}').trim()) !== '', 'an attached client');
+  const at = () => t.tmux('display-message', '-p', '-c', name, '#{pane_id}').trim();
+  expect(at()).toBe(origin);
+  expect((await run(['jump', '--menu-timeout', '5'])).code).toBe(2);
+  expect((await run(['jump', '--menu', '--menu-timeout', 'soon'])).stderr).toContain('--menu-timeout takes seconds');
+  const started = Date.now();
+  const m = run(['jump', '--menu', '--client', name, '--menu-timeout', '1.5']);
+  await waitFor(() => screen.includes('tma jump'), 'the menu drawn on the client', 15_000);
+  const r = await m;
+  const took = Date.now() - started;
+  expect(r).toMatchObject({ code: 0, stderr: 'tma: jump menu closed after 1.5 s with nothing chosen\n' });
+  expect(took).toBeGreaterThanOrEqual(1500);
+  expect(took).toBeLessThan(10_000);
+  // The menu went with it: its key 1 would have focused the other pane; now it goes to the shell.
+  client.stdin!.write('1');
+  await new Promise((res) => setTimeout(res, 1000));
+  expect(at()).toBe(origin);
+  // The bound can come from tmux's global environment too, as a key binding's run-shell sees it.
+  const e = await run(['jump', '--menu', '--client', name], { TMA_JUMP_MENU_TIMEOUT: '1' });
+  expect(e.stderr).toBe('tma: jump menu closed after 1 s with nothing chosen\n');
+});
+
 it('completions bash sources cleanly and completes `tma ac` to `tma act`', async () => {
   const r = await tma(['completions', 'bash']);
   expect(r.code).toBe(0);

@@ -71,6 +71,27 @@ describe('nested JSON hooks (claude)', () => {
   });
 });
 
+describe('hand-formatted JSON', () => {
+  const HAND =
+    '{\n   "model":"opus",\n\n   "perm" : { "allow": [ "Read" ],\n         "deny":[] },\n   "hooks": {\n      "Stop": [\n         { "hooks": [ { "type": "command", "command": "say done" } ] }\n      ]\n   }\n}';
+  it("keeps every byte of the user's but the commas that join our entries on, and indents ours like its neighbours", () => {
+    const once = planInstall(HAND, nested);
+    const stop =
+      '         {\n            "hooks": [\n               {\n                  "type": "command",\n                  "command": "/opt/tma/bin/tma-hook claude Stop"\n               }\n            ]\n         }';
+    const user = HAND.slice(0, HAND.indexOf('"say done" } ] }') + 16);
+    expect(once.startsWith(`${user},\n${stop}\n      ],\n      "Notification": [\n         {\n`)).toBe(true);
+    expect(once.endsWith('\n      ]\n   }\n}')).toBe(true);
+    expect(planUninstall(once, nested)).toBe(HAND);
+  });
+  it('adds to a one-line object on its line, and to an empty one one level in', () => {
+    expect(planInstall('{"a":1}', { ...nested, events: ['Stop'] })).toBe(
+      `{"a":1,"hooks":{"Stop": [{"hooks": [{"type": "command", "command": "${REF} claude Stop"}]}]}}`,
+    );
+    const empty = planInstall('{\n\t"hooks": {}\n}\n', { ...nested, events: ['Stop'] });
+    expect(empty.startsWith('{\n\t"hooks": {\n\t\t"Stop": [\n\t\t\t{\n')).toBe(true);
+  });
+});
+
 describe('flat JSON hooks (cursor)', () => {
   const flat = { agent: 'cursor', events: ['stop'], ref: REF, shape: 'flat' as const };
   it('adds version before hooks, and removes both again', () => {

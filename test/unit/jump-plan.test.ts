@@ -2,7 +2,19 @@
 
 import { describe, expect, it } from 'vitest';
 import { closestVerb } from '../../cli/help.js';
-import { homeOf, menuOrder, pickAttention, pickBlocked, pickNext, popTrail, pushTrail, trailOption, TRAIL_CAP } from '../../shared/jump-plan.js';
+import {
+  homeOf,
+  MENU_TIMEOUT_DEFAULT_S,
+  menuOrder,
+  menuTimeoutMs,
+  pickAttention,
+  pickBlocked,
+  pickNext,
+  popTrail,
+  pushTrail,
+  trailOption,
+  TRAIL_CAP,
+} from '../../shared/jump-plan.js';
 import type { AgentRow } from '../../shared/row.js';
 
 const row = (pane: string, locator: string, state: AgentRow['state'], since_ms: number, attention = false) =>
@@ -57,4 +69,17 @@ it('an unknown verb suggests the closest one', () => {
   expect(closestVerb('install-hook', verbs)).toBe('install-hooks');
   expect(closestVerb('docter', verbs)).toBe('doctor');
   expect(closestVerb('zzzzzzzz', verbs)).toBeNull();
+});
+
+describe('the jump menu bound', () => {
+  it('defaults to a minute; the flag wins over the environment; junk is refused', () => {
+    expect(MENU_TIMEOUT_DEFAULT_S).toBe(60);
+    expect(menuTimeoutMs(undefined, undefined)).toBe(60_000);
+    expect(menuTimeoutMs(undefined, '')).toBe(60_000);
+    expect(menuTimeoutMs(undefined, '120')).toBe(120_000);
+    expect(menuTimeoutMs('2.5', '120')).toBe(2500);
+    for (const bad of ['0', '-1', 'soon', '1e3', '90000', ''])
+      expect(() => menuTimeoutMs(bad, undefined)).toThrow(`--menu-timeout takes seconds between 0 and 86400, not "${bad}"`);
+    expect(() => menuTimeoutMs(undefined, 'x')).toThrow('TMA_JUMP_MENU_TIMEOUT takes seconds');
+  });
 });

@@ -1,0 +1,122 @@
+// A view's rows from this machine's tmux server: the view drives detection cycles itself (as
+// `subscribe` does, so no collector is needed) once a second, and sooner after an act. A cycle
+// whose rows are the same as the last one's is not passed on, so nothing is redrawn for it.
+
+import { randomBytes } from 'node:crypto';
+import type { ActionManifest } from '../../collector/core/action-manifest.js';
+import type { CycleResult } from '../../collector/engine/cycle.js';
+import { rowsWithRepos } from '../../collector/repo-rows.js';
+import { TmuxError } from '../../collector/tmux/errors.js';
+import { hostName } from '../../collector/tmux/host.js';
+import { targetFlags } from '../../collector/tmux/target.js';
+import { selectRow, type Selector } from '../../shared/selectors.js';
+import type { Parsed } from '../args.js';
+import { openLocal, type Local } from '../local.js';
+import type { MenuItem } from './model.js';
+import { loadActionList, localMenu } from './menu-items.js';
+import { fromLocal, type WatchRow } from './rows.js';
+import { binderFlags, errorLine, outcomeWord, runTma, type Source } from './source.js';
+
+const TICK_MS = 1000;
+
+export class LocalSource implements Source {
+  readonly fleet = false;
+  private closed = false;
+  private wake: (() => void) | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private actions: ActionManifest[] | null = null;
+
+  private constructor(
+    private readonly local: Local,
+    private readonly sel: Selector,
+    private readonly serverFlags: string[],
+    private readonly client: string | null,
+    readonly label: string,
+  ) {}
+
+  static async open(p: Parsed, sel: Selector, client: string | null): Promise<LocalSource> {
+    const local = await openLocal(p, { mode: 'control', quietManifests: true });
+    const config = p.globals.config;
+    const flags = [...targetFlags(local.target), ...(config ? ['--config', config] : [])];
+    return new LocalSource(local, sel, flags, client, `this machine (${hostName()})`);
+  }
+
+  start(onRows: (rows: WatchRow[], trouble: Map<string, string>) => void): void {
+    let last = '';
+    const loop = async () => {
+      while (!this.closed) {
+        let res: CycleResult | null = null;
+        try {
+          await this.local.reload();
+          res = await this.local.engine.cycle();
+        } catch (e) {
+          // A slow tmux costs one tick; a server that went away ends nothing: it may come back.
+          if (!(e instanceof TmuxError)) throw e;
+        }
+        if (res && !this.closed) {
+          const rows = (await rowsWithRepos(res)).filter((r) => selectRow(this.sel, r)).map(fromLocal);
+          const line = JSON.stringify(rows);
+          if (line !== last) {
+            last = line;
+            onRows(rows, new Map());
+          }
+        }
+        await this.sleep(TICK_MS);
+      }
+    };
+    void loop();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((done) => {
+      this.timer = setTimeout(() => {
+        this.wake = null;
+        done();
+      }, ms);
+      this.wake = () => {
+        if (this.timer) clearTimeout(this.timer);
+        this.wake = null;
+        done();
+      };
+    });
+  }
+
+  /** Look again now (after an act, so its effect shows without waiting for the tick). */
+  poke(): void {
+    this.wake?.();
+  }
+
+  async preview(row: WatchRow): Promise<string[] | null> {
+    try {
+      const out = await this.local.engine.runner.run(['capture-pane', '-p', '-t', row.pane], { timeoutMs: 1000 });
+      const lines = out.replace(/\n$/, '').split('\n');
+      while (lines.length && lines[lines.length - 1]!.trim() === '') lines.pop();
+      return lines;
+    } catch {
+      return null;
+    }
+  }
+
+  async act(action: string, row: WatchRow): Promise<string> {
+    const slot = `watch-${randomBytes(9).toString('hex')}`;
+    const res = await runTma([...this.serverFlags, 'act', action, '--pane', row.pane, ...binderFlags(row, slot)]);
+    this.poke();
+    return outcomeWord(res);
+  }
+
+  async jump(row: WatchRow): Promise<string | null> {
+    const res = await runTma([...this.serverFlags, 'jump', '--pane', row.pane, ...(this.client ? ['--client', this.client] : [])], 10_000);
+    return errorLine(res);
+  }
+
+  async menu(row: WatchRow): Promise<MenuItem[]> {
+    this.actions ??= loadActionList(process.env);
+    return (await localMenu(this.local.engine, this.local.config.apiBase, row.pane, this.actions)) ?? [];
+  }
+
+  close(): void {
+    this.closed = true;
+    this.wake?.();
+    this.local.close();
+  }
+}

@@ -206,9 +206,10 @@ export const VERB_TABLE = {
     flags: F.INSTALL_KEYS,
     usage: ['tma install-keys [--mouse] [--check] [--uninstall] [--yes] [--conf PATH] [--config-dir DIR]'],
     help:
-      '  tmux key bindings (prefix+j next waiting agent, g blocked, b back, h home, a menu) in a file of\n' +
-      '  their own, sourced by one line in your tmux.conf\n\n  tma install-keys --mouse',
-    overview: [['install-keys [--mouse] [--check] [--uninstall] [--yes]', 'tmux key bindings for jump']],
+      '  tmux key bindings (prefix+a picker, G watch, A act menu, j next waiting agent, g blocked, b back, h home)\n' +
+      '  in a file of their own, sourced by one line in your tmux.conf; a key you bound yourself is kept and named,\n' +
+      '  and a free one offered instead (taken with --yes)\n\n  tma install-keys --mouse',
+    overview: [['install-keys [--mouse] [--check] [--uninstall] [--yes]', 'tmux key bindings: picker, watch, act menu, jump']],
     section: 'setup',
     positionals: false,
     load: async () => (await import('./verbs/install-keys.js')).main,

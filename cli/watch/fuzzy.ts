@@ -1,20 +1,19 @@
-// The filter both views share: every typed character must appear, in order, in what the row
-// shows (agent, host, where, repo, branch, state, what is asked); case does not matter.
+// The filter both views share. Each word typed must appear, its letters in order, within one of
+// what the row shows (agent, host, where, pane, repo, branch, state, what is asked); case does
+// not matter. Letters spread over several fields would match nearly every row.
 
 import type { WatchRow } from './rows.js';
 
-export function haystack(r: WatchRow): string {
-  return [r.agent, r.host, r.locator, r.pane, r.repo ?? '', r.branch ?? '', r.klass, r.pending_summary ?? ''].join(' ').toLowerCase();
+export function fields(r: WatchRow): string[] {
+  return [r.agent, r.host, r.locator, r.pane, r.repo ?? '', r.branch ?? '', r.klass, r.pending_summary ?? ''].map((f) => f.toLowerCase());
 }
 
-/** A score (higher is closer: adjacent hits count) or null when the query does not match. */
-export function fuzzyScore(query: string, text: string): number | null {
-  const q = query.toLowerCase().replace(/\s+/g, '');
-  if (q === '') return 0;
+/** A score for one word in one text (adjacent hits count more), or null when it does not match. */
+export function fuzzyScore(word: string, text: string): number | null {
   let at = 0;
   let score = 0;
   let last = -2;
-  for (const ch of q) {
+  for (const ch of word.toLowerCase()) {
     const i = text.indexOf(ch, at);
     if (i < 0) return null;
     score += i === last + 1 ? 3 : 1;
@@ -24,4 +23,9 @@ export function fuzzyScore(query: string, text: string): number | null {
   return score;
 }
 
-export const matches = (query: string, r: WatchRow) => fuzzyScore(query, haystack(r)) !== null;
+export function matches(query: string, r: WatchRow): boolean {
+  const words = query.trim().split(/\s+/).filter(Boolean);
+  if (words.length === 0) return true;
+  const fs = fields(r);
+  return words.every((w) => fs.some((f) => fuzzyScore(w, f) !== null));
+}

@@ -13,7 +13,8 @@ import type { ACT } from '../verb-flags.js';
 import { ExitError, guard, openLocal } from '../local.js';
 import { tmaBin } from '../install/paths.js';
 import { loadActionList, localMenu } from '../watch/menu-items.js';
-import type { MenuItem } from '../watch/model.js';
+import { verbOf, type MenuItem } from '../watch/model.js';
+import { clean, fit } from '../watch/render.js';
 import { fromLocal, type WatchRow } from '../watch/rows.js';
 import { binderFlags, outcomeWord, runTma } from '../watch/source.js';
 
@@ -23,9 +24,10 @@ const q = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
 /** Text tmux shows (a menu label, a prompt): `#` would start a format. */
 const shown = (s: string) => s.replace(/[\u0000-\u001f\u007f]/g, ' ').replaceAll('#', '##');
 
+/** One line for tmux's prompt (the status line is as wide as the client): what is asked gives way first. */
 export function confirmPrompt(item: MenuItem, row: WatchRow): string {
-  const asks = row.pending_summary ?? row.detail ?? 'nothing stated';
-  return `${item.label} ${row.agent} on ${row.host} ${row.locator} (${row.pane}) — asks: ${asks}? (y/n)`;
+  const asks = fit(clean(row.pending_summary ?? row.detail ?? 'nothing stated'), 40);
+  return `${verbOf(item.action)} ${row.agent} on ${row.host} ${row.locator} (${row.pane})? asks: ${asks} (y/n)`;
 }
 
 /** display-menu's arguments: fireable entries confirm, then act; the others are shown disabled with why. */
@@ -33,7 +35,8 @@ export function menuArgs(items: readonly MenuItem[], row: WatchRow, actArgv: (it
   const out: string[] = [];
   items.forEach((it, i) => {
     if (it.refusal !== null) {
-      out.push(`-${shown(`${it.label}: ${it.refusal}`)}`, '', '');
+      // The reason's token only: a menu line is as wide as the client, and tmux cuts long ones.
+      out.push(`-${shown(`${it.label}: ${it.refusal.split(' (')[0]}`)}`, '', '');
       return;
     }
     const run = `run-shell -b ${q(actArgv(it).map(q).join(' '))}`;

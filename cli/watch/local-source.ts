@@ -105,8 +105,33 @@ export class LocalSource implements Source {
   }
 
   async jump(row: WatchRow): Promise<string | null> {
-    const res = await runTma([...this.serverFlags, 'jump', '--pane', row.pane, ...(this.client ? ['--client', this.client] : [])], 10_000);
+    const client = this.client ?? (await this.viewingClient());
+    const res = await runTma([...this.serverFlags, 'jump', '--pane', row.pane, ...(client ? ['--client', client] : [])], 10_000);
     return errorLine(res);
+  }
+
+  /**
+   * The client the person looks at this view through: the one showing this pane, else (a popup
+   * has no pane) the one used last. Never a control-mode client (such as this view's own link),
+   * which tmux would otherwise be free to pick.
+   */
+  private async viewingClient(): Promise<string | null> {
+    let out: string;
+    try {
+      out = await this.local.engine.runner.run(['list-clients', '-F', '#{client_name}\t#{client_control_mode}\t#{client_activity}\t#{pane_id}'], {
+        timeoutMs: 2000,
+      });
+    } catch {
+      return null;
+    }
+    const clients = out
+      .split('\n')
+      .map((l) => l.split('\t'))
+      .filter((f) => f.length === 4 && f[1] !== '1')
+      .map(([name, , activity, pane]) => ({ name: name!, activity: Number(activity), pane: pane! }))
+      .sort((a, b) => b.activity - a.activity);
+    const here = process.env.TMUX_PANE;
+    return (clients.find((c) => here && c.pane === here) ?? clients[0])?.name ?? null;
   }
 
   async menu(row: WatchRow): Promise<MenuItem[]> {

@@ -135,6 +135,9 @@ function release(s: ViewState, notice: string | null): ViewState {
   return settle({ ...s, confirm: null, menu: null, shown: s.rows, notice });
 }
 
+/** An action's name as the first word of a question (`approve` → `Approve`). */
+export const verbOf = (action: string) => action.charAt(0).toUpperCase() + action.slice(1);
+
 const CLASS_KEYS: Record<string, Klass> = Object.fromEntries(CLASSES.map((k, i) => [String(i + 1), k]));
 
 /** Keys arrive named: a printable character as itself, else up down enter tab esc backspace ctrl-c. */
@@ -163,7 +166,7 @@ export function press(s: ViewState, key: string): Step {
     if (item === undefined) return none(s);
     if (item.refusal !== null) return none({ ...s, notice: `${item.action} would not fire: ${item.refusal}` });
     // The menu was opened on the row as it was then; the confirmation names that same row.
-    return none({ ...s, menu: null, confirm: { action: item.action, label: item.label, row: m.row }, notice: null });
+    return none({ ...s, menu: null, confirm: { action: item.action, label: verbOf(item.action), row: m.row }, notice: null });
   }
 
   if (s.editing) {

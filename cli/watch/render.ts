@@ -76,18 +76,23 @@ function counts(rows: readonly WatchRow[]): string {
 }
 
 function keyHelp(s: ViewState): string {
+  if (s.confirm) return 'y confirms, any other key cancels';
   if (s.menu) return 'j/k or ↑/↓ choose  1-9 or enter pick  esc back';
   if (s.mode === 'picker') return 'type to filter  ↑/↓ move  enter jump  tab actions  esc cancel';
   if (s.editing) return 'type to filter  enter keep  esc clear';
   return 'j/k move  a approve  d deny  enter jump  tab actions  / filter  1-5 state 0 all  q quit';
 }
 
-function confirmLine(s: ViewState, now: number): string | null {
+/** The question, whole but for what is asked, which gives way when the line is short. */
+export function confirmLine(s: ViewState, now: number, cols: number): string | null {
   const c = s.confirm;
   if (!c) return null;
-  const asks = c.row.pending_summary ?? c.row.detail ?? 'nothing stated';
+  const asks = clean(c.row.pending_summary ?? c.row.detail ?? 'nothing stated');
   const since = c.row.since_ms > 0 ? `, ${age(now - c.row.since_ms)}` : '';
-  return clean(`${c.label} ${c.row.agent} on ${c.row.host} ${c.row.locator} (${c.row.pane}${since}) — asks: ${asks}? y confirms, any other key cancels`);
+  const head = clean(`${c.label} ${c.row.agent} on ${c.row.host} ${c.row.locator} (${c.row.pane}${since})? asks: `);
+  const tail = ' [y/N]';
+  const room = cols - [...head].length - tail.length;
+  return room >= 8 ? `${head}${fit(asks, room)}${tail}` : `${fit(`${head}${asks}`, cols - tail.length)}${tail}`;
 }
 
 /** The list's lines: grouped under class headings, or (table) one header and flat rows. */
@@ -140,9 +145,10 @@ export function render(s: ViewState, f: Frame): string[] {
   if (s.mode === 'picker' || s.editing || s.filter) top.push(fit(`filter: ${clean(s.filter)}${s.editing ? '▏' : ''}`, f.cols));
   if (s.klass) top.push(fit(`showing ${s.klass} only (0 shows all)`, f.cols));
   const bottom: string[] = [];
-  const confirm = confirmLine(s, f.now);
-  if (s.notice) bottom.push(fit(clean(s.notice), f.cols));
-  bottom.push(confirm ? `${BOLD}${fit(confirm, f.cols)}${RESET}` : `${DIM}${fit(keyHelp(s), f.cols)}${RESET}`);
+  const confirm = confirmLine(s, f.now, f.cols);
+  if (confirm) bottom.push(`${BOLD}${confirm}${RESET}`);
+  else if (s.notice) bottom.push(fit(clean(s.notice), f.cols));
+  bottom.push(`${confirm ? BOLD : DIM}${fit(keyHelp(s), f.cols)}${RESET}`);
   const room = Math.max(1, f.rows - top.length - bottom.length);
   let middle: string[];
   if (s.menu) middle = menuLines(s, f).slice(0, room);

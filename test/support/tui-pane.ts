@@ -38,7 +38,7 @@ export function tuiPane(s: ScratchTmux, cols = 150, rows = 40): TuiPane {
 
 /** The command line that runs the built CLI with an isolated environment. */
 export function tmaLine(env: Record<string, string>, args: string[]): string {
-  const vars = Object.entries({ TMUX_PANE: '', ...env }).map(([k, v]) => `${k}=${shq(v)}`);
+  const vars = Object.entries(env).map(([k, v]) => `${k}=${shq(v)}`);
   return `env ${vars.join(' ')} ${shq(process.execPath)} ${shq(join(REPO, 'bin/tma.js'))} ${args.map(shq).join(' ')}`;
 }
 

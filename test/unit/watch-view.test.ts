@@ -154,7 +154,7 @@ describe('render', () => {
     const s = withRows(initialState('watch'), [row('%1', 'working'), row('%2', 'blocked')]);
     const lines = render(s, frame({ cols: 100 }));
     expect(lines).toHaveLength(20);
-     
+
     for (const l of lines) expect([...l.replace(/\x1b\[[0-9;]*m/g, '')].length).toBeLessThanOrEqual(100);
     const plain = lines.map((l) => l.replace(/\x1b\[[0-9;]*m/g, ''));
     expect(plain[1]).toBe('BLOCKED (1)');
@@ -173,13 +173,17 @@ describe('render', () => {
     const last = render(asked, frame())
       .at(-1)!
       .replace(/\x1b\[[0-9;]*m/g, '');
-    expect(last).toContain('Approve claude on gpu1 main:2.0 (%2, 1m) — asks: Bash: rm -rf build? y confirms');
+    expect(last).toContain('Approve claude on gpu1 main:2.0 (%2, 1m)? asks: Bash: rm -rf build — y confirms, any other key cancels');
+    const narrow = render(asked, frame({ cols: 100 }))
+      .at(-1)!
+      .replace(/\x1b\[[0-9;]*m/g, '');
+    expect(narrow).toMatch(/^Approve claude on gpu1 main:2\.0 \(%2, 1m\)\? asks: Bash: rm -rf bu… — y confirms, any other key cancels$/);
   });
 
   test("an agent's text cannot put a control character on the screen", () => {
     expect(clean('a\x1b[2Jb\x07c\u009b')).toBe('a [2Jb c ');
     const s = withRows(initialState('watch'), [row('%2', 'blocked', { pending_summary: 'x\x1b]0;pwn\x07y' })]);
-     
+
     for (const l of render(s, frame())) expect(l.replace(/\x1b\[[0-9;]*m/g, '')).not.toMatch(/[\x00-\x1f]/);
   });
 

@@ -101,6 +101,17 @@ export const VERB_TABLE = {
     load: async () => (await import('./verbs/watch.js')).main,
     fleet: async () => (await import('./verbs/watch.js')).main,
   }),
+  // Bare `tma` on a terminal runs this verb too (cli/main.ts).
+  pick: verb({
+    flags: F.WATCH,
+    usage: ['tma [pick [QUERY]] [selectors]'],
+    help: '  the picker (also bare `tma` on a terminal): type to filter, enter jumps, tab opens the action menu, esc cancels\n\n  tma pick claude',
+    overview: [['pick [QUERY] (bare `tma` on a terminal)', 'the picker: type to filter, enter jumps, tab acts']],
+    section: 'commands',
+    positionals: {},
+    load: async () => (await import('./verbs/pick.js')).main,
+    fleet: async () => (await import('./verbs/pick.js')).main,
+  }),
   mute: verb({
     flags: F.MUTE,
     usage: ['tma mute [--pane ID | selectors] [--for DURATION | --clear]'],
@@ -240,17 +251,6 @@ export const VERB_TABLE = {
     section: 'setup',
     positionals: {},
     load: async () => (await import('./verbs/help.js')).main,
-  }),
-  // Bare `tma` on a terminal (cli/main.ts); not a command of its own in help.
-  pick: verb({
-    flags: F.WATCH,
-    usage: ['tma [QUERY]'],
-    help: '  the picker: type to filter, enter jumps, tab opens the action menu, esc cancels',
-    overview: [],
-    section: 'hidden',
-    positionals: {},
-    load: async () => (await import('./verbs/pick.js')).main,
-    fleet: async () => (await import('./verbs/pick.js')).main,
   }),
   // Run by agents' hooks and the act broker, not by people.
   event: verb({

@@ -1,6 +1,11 @@
 // A view's rows from this machine's tmux server: the view drives detection cycles itself (as
-// `subscribe` does, so no collector is needed) once a second, and sooner after an act. A cycle
-// whose rows are the same as the last one's is not passed on, so nothing is redrawn for it.
+// `subscribe` does, so no collector is needed), but only when something moved. Once a second it
+// asks tmux one cheap question over its control link: per pane, what moves when its agent does
+// (title, cursor, history, command, the state options another writer stamps), evaluated by tmux
+// with no screen read. A full cycle (screens, processes, stamps) runs when that answer changed,
+// at once after an act, and otherwise only as a slow belt. (tmux's own `refresh-client -B`
+// subscriptions would spare even the question, but they cover only the attached session.)
+// A cycle whose rows equal the last one's is not passed on, so nothing is redrawn for it.
 
 import { randomBytes } from 'node:crypto';
 import type { ActionManifest } from '../../collector/core/action-manifest.js';
@@ -17,7 +22,11 @@ import { loadActionList, localMenu } from './menu-items.js';
 import { fromLocal, type WatchRow } from './rows.js';
 import { binderFlags, errorLine, outcomeWord, runTma, type Source } from './source.js';
 
-const TICK_MS = 1000;
+const PROBE_MS = 1000;
+const BELT_MS = 10_000;
+/** What a pane shows when its agent moves, without its screen. */
+export const MOVES =
+  '#{pane_id}|#{pane_title}|#{cursor_x},#{cursor_y}|#{history_size}|#{pane_current_command}|#{@agent_state}|#{@agent_detail}|#{@agent_attention}';
 
 export class LocalSource implements Source {
   readonly fleet = false;
@@ -25,6 +34,8 @@ export class LocalSource implements Source {
   private wake: (() => void) | null = null;
   private timer: NodeJS.Timeout | null = null;
   private actions: ActionManifest[] | null = null;
+  /** An act asked for a cycle now. */
+  private poked = false;
 
   private constructor(
     private readonly local: Local,
@@ -41,10 +52,20 @@ export class LocalSource implements Source {
     return new LocalSource(local, sel, flags, client, `this machine (${hostName()})`);
   }
 
+  /** The moves probe's answer, or null when tmux did not answer (a cycle will say why). */
+  private async probe(): Promise<string | null> {
+    try {
+      return await this.local.engine.runner.run(['list-panes', '-a', '-F', MOVES], { timeoutMs: 2000 });
+    } catch {
+      return null;
+    }
+  }
+
   start(onRows: (rows: WatchRow[], trouble: Map<string, string>) => void): void {
     let last = '';
     const loop = async () => {
       while (!this.closed) {
+        const began = Date.now();
         let res: CycleResult | null = null;
         try {
           await this.local.reload();
@@ -61,7 +82,15 @@ export class LocalSource implements Source {
             onRows(rows, new Map());
           }
         }
-        await this.sleep(TICK_MS);
+        // The cycle's own stamps are part of what it leaves behind: the probe starts from there.
+        const seen = await this.probe();
+        while (!this.closed && !this.poked && Date.now() - began < BELT_MS) {
+          await this.sleep(PROBE_MS);
+          if (this.closed || this.poked) break;
+          const now = await this.probe();
+          if (now === null || now !== seen) break;
+        }
+        this.poked = false;
       }
     };
     void loop();
@@ -83,6 +112,7 @@ export class LocalSource implements Source {
 
   /** Look again now (after an act, so its effect shows without waiting for the tick). */
   poke(): void {
+    this.poked = true;
     this.wake?.();
   }
 

@@ -64,6 +64,18 @@ describe('tma watch, local', () => {
     expect(working.keys()).toBe('');
   });
 
+  test('an agent that changes on its own shows within two seconds, with no keypress', async () => {
+    const { working } = await twoAgents();
+    const t = tuiPane(s);
+    await startWatch(t);
+    // Quiet long enough that only a reported move, not a start-up cycle, can explain what follows.
+    await settle(2500);
+    const at = Date.now();
+    await working.paint('claude-permission-dialog.txt');
+    await t.until((x) => x.includes('BLOCKED (2)'), 'the second agent blocked on the watch', 8000);
+    expect(Date.now() - at).toBeLessThan(2500);
+  });
+
   test('a on a row that is not blocked sends nothing', async () => {
     const { blocked, working } = await twoAgents();
     const t = tuiPane(s);

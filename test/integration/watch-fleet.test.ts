@@ -11,7 +11,7 @@ import { freePort } from '../support/ports.js';
 import { REPO, ScratchTmux, type StandIn } from '../support/scratch-tmux.js';
 import { tmaLine, tuiPane, type TuiPane } from '../support/tui-pane.js';
 
-const STALE_SECS = 3;
+const STALE_SECS = 4;
 
 let dir: string;
 let hub: HubProcess;
@@ -27,7 +27,7 @@ function collector(host: string, s: ScratchTmux): ChildProcess {
     XDG_STATE_HOME: join(dir, `state-${host}`),
     XDG_RUNTIME_DIR: join(dir, `run-${host}`),
     XDG_CONFIG_HOME: join(dir, `cfg-${host}`),
-    TMA_COLLECTOR_HEARTBEAT_MS: '500',
+    TMA_COLLECTOR_HEARTBEAT_MS: '1000',
   };
   for (const d of [env.XDG_STATE_HOME, env.XDG_RUNTIME_DIR, env.XDG_CONFIG_HOME]) mkdirSync(d, { recursive: true });
   const args = [join(REPO, 'bin/tma.js'), 'collector', '--hub', hub.url.replace('http', 'ws'), '--token-file', join(dir, host), '--socket-name', s.name];

@@ -106,7 +106,7 @@ describe('tma watch, local', () => {
   test('q leaves the terminal as it was', async () => {
     await twoAgents();
     const t = tuiPane(s);
-    t.type('stty -g > before.tty; clear');
+    t.type(`stty -g > ${s.dir}/before.tty; clear`);
     t.keys('Enter');
     await t.until((x) => x.trim() === '$', 'a clear prompt');
     const line = tmaLine(env, ['--socket-name', s.name, 'watch']);
@@ -122,7 +122,7 @@ describe('tma watch, local', () => {
     const trim = (x: string) => x.replace(/\n+$/, '');
     expect(trim(after)).toBe(`${trim(typed)}\n$`);
     expect(s.tmux('display-message', '-p', '-t', t.pane, '#{alternate_on} #{cursor_flag}').trim()).toBe('0 1');
-    t.type('stty -g > after.tty; cmp before.tty after.tty && echo SAME-TTY');
+    t.type(`stty -g > ${s.dir}/after.tty; cmp ${s.dir}/before.tty ${s.dir}/after.tty && echo SAME-TTY`);
     t.keys('Enter');
     await t.until((x) => x.includes('SAME-TTY'), 'the terminal modes as they were');
   });

@@ -8,7 +8,7 @@
 // Build, then run (not part of any test run):  npm run build && node dist/bench/idle.js [SECS=30] [INTERVAL_S]
 
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -24,6 +24,7 @@ const { LIST_PANES_FORMAT, parsePaneList } = await import('../collector/engine/p
 const { startHub } = await import('../hub/server.js');
 const { pino } = await import('pino');
 const { atBenchExit } = await import('./scratch-server.js');
+const { ticks, treeTicks } = await import('./proc-cpu.js');
 
 // `--floor NAME INTERVAL_S`: the child process that does only the bare reads, measured from outside.
 if (FLOOR) {
@@ -43,39 +44,6 @@ const GIVEN = process.argv[3];
 const INTERVAL_S = Number(GIVEN ?? 5);
 const TICK = 100; // clock ticks per second (USER_HZ) on Linux
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** utime+stime (own) and cutime+cstime (waited children) of one process, in ticks. */
-function ticks(pid: number): { own: number; kids: number } {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    return { own: Number(f[11]) + Number(f[12]), kids: Number(f[13]) + Number(f[14]) };
-  } catch {
-    return { own: 0, kids: 0 };
-  }
-}
-
-/** Direct children of a process (its tmux control clients, any `ps` it spawned and still runs). */
-function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  try {
-    for (const t of readdirSync(`/proc/${pid}/task`)) {
-      const kids = readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').trim();
-      if (kids) out.push(...kids.split(' ').map(Number));
-    }
-  } catch {
-    // exited while we looked: its time is in its parent's cutime by now
-  }
-  return out;
-}
-
-/** Ticks used so far by a process and everything under it (live children read directly). */
-function treeTicks(pid: number): number {
-  const t = ticks(pid);
-  let sum = t.own + t.kids;
-  for (const c of childrenOf(pid)) sum += treeTicks(c);
-  return sum;
-}
 
 const AGENTS: [string, string][] = [
   ['claude', 'claude-working.txt'],

@@ -48,6 +48,8 @@ export async function run(argv: string[], handoff: Handoff = {}, table: VerbTabl
     throw e;
   }
   if (parsed.globals.version) parsed.verb = 'version';
+  // Bare `tma` on a terminal is the picker; piped or in a script it stays the overview (exit 2).
+  if (parsed.verb === null && !parsed.globals.help && table.pick !== undefined && process.stdin.isTTY && process.stdout.isTTY) parsed.verb = 'pick';
   if (parsed.globals.help || parsed.verb === null) {
     const { overview, verbHelp } = await import('./help.js');
     process.stdout.write((parsed.verb !== null && verbHelp(table, parsed.verb)) || overview(table));

@@ -32,6 +32,7 @@ export const ACT = {
   server: text,
   'expect-prompt': text,
   again: bool,
+  menu: bool,
 } as const satisfies Flags;
 
 export const MUTE = { pane: text, ...SELECTOR, for: text, clear: bool, server: text } as const satisfies Flags;
@@ -125,3 +126,6 @@ export const JUMP = {
   ...SELECTOR,
   server: text,
 } as const satisfies Flags;
+
+/** `tma watch` and the picker (bare `tma`); `-c/--client` is the tmux client a jump moves. */
+export const WATCH = { table: bool, client: { type: 'string', short: 'c' }, ...SELECTOR } as const satisfies Flags;

@@ -3,7 +3,7 @@
 // `tma help`'s, section by section. Code loads only when its verb runs: one-shot verbs such as
 // `status` run every second from status bars, so parsing and help import no verb.
 
-import { flagsByVerb, UsageError, verb } from './args.js';
+import { flagsByVerb, UsageError, verb, type Parsed } from './args.js';
 import * as F from './verb-flags.js';
 import { VERSION } from './version.js';
 
@@ -71,7 +71,11 @@ export const VERB_TABLE = {
   }),
   act: verb({
     flags: F.ACT,
-    usage: ['tma act NAME [--pane ID | selectors [--all]] [--dry-run] [--yes] [--force] [--json]', 'tma act --list [--json] [--pane ID]'],
+    usage: [
+      'tma act NAME [--pane ID | selectors [--all]] [--dry-run] [--yes] [--force] [--json]',
+      'tma act --list [--json] [--pane ID]',
+      'tma act --menu [--pane ID]',
+    ],
     help: '  fire an action (approve, deny, …) at agent panes\n\n  tma act approve --pane %3\n  tma act --list --pane %3',
     overview: [
       [
@@ -80,11 +84,40 @@ export const VERB_TABLE = {
         'fire an action (approve, deny, …) at agent panes',
       ],
       ['act --list [--json] [--pane ID]', 'the actions, and which would fire on a pane'],
+      ['act --menu [--pane ID]', 'a menu of the actions that would fire on a pane, and why the others would not'],
     ],
     section: 'commands',
     positionals: { words: ['approve', 'deny', 'interrupt', 'compact'] },
-    load: async () => (await import('./verbs/act.js')).main,
+    // `--menu` has a file of its own (cli/verbs/act-menu.ts); every other form is act.ts's.
+    load: async () => {
+      const fire = (await import('./verbs/act.js')).main;
+      return async (p: Parsed<typeof F.ACT>) => (p.opts.menu === true ? (await import('./verbs/act-menu.js')).main(p) : fire(p));
+    },
     fleet: async () => (await import('./fleet/act-verb.js')).main,
+  }),
+  watch: verb({
+    flags: F.WATCH,
+    usage: ['tma watch [--table] [selectors]', 'tma --hub URL watch [--table] [selectors]'],
+    help:
+      '  a live dashboard for a tmux pane or window: blocked first, what is asked, a preview of the selected pane;\n' +
+      '  a approve, d deny (each asks y first), enter jump, / filter, 1-5 one state, q quit; with --hub the fleet\n\n' +
+      "  tmux new-window 'tma watch --table'\n  tma --hub http://hub:7480 watch",
+    overview: [['watch [--table] [selectors]', 'a live dashboard: approve, deny, jump (with --hub: the fleet)']],
+    section: 'commands',
+    positionals: false,
+    load: async () => (await import('./verbs/watch.js')).main,
+    fleet: async () => (await import('./verbs/watch.js')).main,
+  }),
+  // Bare `tma` on a terminal runs this verb too (cli/main.ts).
+  pick: verb({
+    flags: F.WATCH,
+    usage: ['tma [pick [QUERY]] [selectors]'],
+    help: '  the picker (also bare `tma` on a terminal): type to filter, enter jumps, tab opens the action menu, esc cancels\n\n  tma pick claude',
+    overview: [['pick [QUERY] (bare `tma` on a terminal)', 'the picker: type to filter, enter jumps, tab acts']],
+    section: 'commands',
+    positionals: {},
+    load: async () => (await import('./verbs/pick.js')).main,
+    fleet: async () => (await import('./verbs/pick.js')).main,
   }),
   mute: verb({
     flags: F.MUTE,
@@ -203,9 +236,10 @@ export const VERB_TABLE = {
     flags: F.INSTALL_KEYS,
     usage: ['tma install-keys [--mouse] [--check] [--uninstall] [--yes] [--conf PATH] [--config-dir DIR]'],
     help:
-      '  tmux key bindings (prefix+j next waiting agent, g blocked, b back, h home, a menu) in a file of\n' +
-      '  their own, sourced by one line in your tmux.conf\n\n  tma install-keys --mouse',
-    overview: [['install-keys [--mouse] [--check] [--uninstall] [--yes]', 'tmux key bindings for jump']],
+      '  tmux key bindings (prefix+a picker, G watch, A act menu, j next waiting agent, g blocked, b back, h home)\n' +
+      '  in a file of their own, sourced by one line in your tmux.conf; a key you bound yourself is kept and named,\n' +
+      '  and a free one offered instead (taken with --yes)\n\n  tma install-keys --mouse',
+    overview: [['install-keys [--mouse] [--check] [--uninstall] [--yes]', 'tmux key bindings: picker, watch, act menu, jump']],
     section: 'setup',
     positionals: false,
     load: async () => (await import('./verbs/install-keys.js')).main,

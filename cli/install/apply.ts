@@ -23,7 +23,7 @@ export function readOr(path: string, fallback: string): { text: string; exists: 
 let lines: AsyncIterator<string> | null = null;
 
 /** One answer from stdin; end of input counts as no. */
-async function ask(question: string): Promise<boolean> {
+export async function ask(question: string): Promise<boolean> {
   process.stdout.write(question);
   lines ??= createInterface({ input: process.stdin, terminal: false })[Symbol.asyncIterator]();
   const r = await lines.next();

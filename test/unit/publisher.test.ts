@@ -146,7 +146,7 @@ describe('hello and first sync', () => {
     const frames = h.take().slice(1);
     expect(frames.map((f) => f.type)).toEqual(['snapshot']);
     expect(h.pub.seq).toBe(0);
-    expect(frames[0]!.type === 'snapshot' && frames[0]!.servers[0]!.rows[0]!.state).toBe('blocked');
+    expect(frames[0]!.type === 'snapshot' && frames[0].servers[0]!.rows[0]!.state).toBe('blocked');
   });
 
   it('an empty collector still sends one complete snapshot frame', async () => {
@@ -209,7 +209,7 @@ describe('deltas and server events', () => {
     await h.settle();
     const [d] = h.take();
     expect(d).toMatchObject({ type: 'delta', seq: 2, removals: [] });
-    expect(d!.type === 'delta' && d!.upserts.map((r) => r.pane)).toEqual(['%3']);
+    expect(d!.type === 'delta' && d.upserts.map((r) => r.pane)).toEqual(['%3']);
   });
 
   it('announces a new server, a new incarnation (with all its rows) and a server that went away', async () => {
@@ -229,7 +229,7 @@ describe('deltas and server events', () => {
       ['server', 'gone', 5],
     ]);
     expect(f[2]).toEqual({ type: 'server', epoch: EPOCH, seq: 3, event: 'incarnation', server: SRV, incarnation: 'inc-2' });
-    expect(f[3]!.type === 'delta' && f[3]!.upserts.map((r) => r.pane)).toEqual(['%1']);
+    expect(f[3]!.type === 'delta' && f[3].upserts.map((r) => r.pane)).toEqual(['%1']);
     expect(f[4]).toEqual({ type: 'server', epoch: EPOCH, seq: 5, event: 'gone', server: other, incarnation: 'o-1' });
     expect(h.pub.state().map((s) => s.server)).toEqual([SRV]);
   });

@@ -9,6 +9,7 @@ import type { NotifySettings } from '../config/config-types.js';
 import type { CycleResult, Engine } from '../engine/cycle.js';
 import { episodeAt, KEY } from '../core/store-codec.js';
 import type { TmuxRunner } from '../tmux/runner.js';
+import { panesInView } from '../tmux/clients.js';
 import { TmuxError } from '../tmux/errors.js';
 import type { HostSinks } from './host-sinks.js';
 import { fleetEvent, resolvedEvent, type Fire } from './payload.js';
@@ -55,7 +56,9 @@ export class HostNotifier {
       const row = byPane.get(o.rec.paneId);
       if (!o.stamp || !row) continue;
       const trigger = dueTrigger(o.stamp, this.o.settings.on, res.now);
-      if (trigger) {
+      // A dwell: a later cycle rings it if the same episode still stands then.
+      const young = trigger === 'blocked' && res.now - episodeAt(o.stamp) < (this.o.settings.dwellMs ?? 0);
+      if (trigger && !young) {
         const marker = markerFor(o.stamp, res.now);
         if (await writeEpisodeMarker(runner, row.pane, marker)) {
           await this.fire({ trigger, row, episodeMs: episodeAt(o.stamp), at: Date.now() }, runner);
@@ -80,6 +83,8 @@ export class HostNotifier {
     await this.o.sinks.fire(f, runner);
     if (!this.o.fleet) return;
     const ev = fleetEvent(f, this.o.sharePrompt ?? true);
+    // Someone at this pane right now: a hub sink may then keep quiet (`when_looking`).
+    if (f.trigger === 'blocked') ev.looking = await lookingAt(runner, f.row.pane);
     const key = paneKey(f.row.server, f.row.pane);
     const prior = f.trigger === 'blocked' ? this.open.get(key) : undefined;
     // A new blocked episode in the same run (its instant moved): the old one is over.
@@ -150,6 +155,15 @@ export async function writeEpisodeMarker(runner: TmuxRunner, pane: string, value
   } catch (e) {
     if (e instanceof TmuxError && e.kind === 'server-gone') throw e;
     return false;
+  }
+}
+
+async function lookingAt(runner: TmuxRunner, pane: string): Promise<boolean | null> {
+  try {
+    return (await panesInView(runner, Date.now())).has(pane);
+  } catch (e) {
+    if (e instanceof TmuxError && e.kind === 'server-gone') throw e;
+    return null;
   }
 }
 

@@ -8,11 +8,14 @@ import type { Logger } from 'pino';
 import type { LinkSession } from '../link/session.js';
 import type { HubMetrics } from '../metrics.js';
 import type { HubNotifier } from '../notify/hub-notifier.js';
+import { registerLookingRoute, type LookingBook } from '../notify/looking.js';
+import type { NonceStore } from '../notify/nonce-book.js';
 import { registerNotificationsRoute } from '../notify/route.js';
 import type { Selector } from '../../shared/selectors.js';
 import type { FleetHosts, FleetReads, FleetWarming } from '../store/fleet-store.js';
 import { mountWebPage } from '../web/assets.js';
 import { registerActRoute } from './act.js';
+import { registerNotifyActRoute } from './notify-act.js';
 import { errorBody, type Gate } from './gate.js';
 import { jsonPartsResponse } from './parts-response.js';
 import { QueryError, selectorFromQuery } from './query.js';
@@ -28,6 +31,9 @@ export interface HubAppDeps {
   /** The open session publishing for `host`, if any. */
   session: (host: string) => LinkSession | undefined;
   actTimeoutMs: number;
+  /** Notification action links: the signing key and the used-nonce book. */
+  links: { key: () => Buffer; nonces: NonceStore };
+  looking: LookingBook;
 }
 
 export function hubApp(d: HubAppDeps): Hono {
@@ -51,6 +57,9 @@ export function hubApp(d: HubAppDeps): Hono {
   });
 
   registerActRoute(app, { gate, store, metrics: d.metrics, logger: d.logger, clock: d.clock, session: d.session, timeoutMs: d.actTimeoutMs });
+  // No client token: the link is its own credential (signed, single-use, bound to one prompt).
+  registerNotifyActRoute(app, { store, metrics: d.metrics, logger: d.logger, clock: d.clock, session: d.session, timeoutMs: d.actTimeoutMs, ...d.links });
+  registerLookingRoute(app, d.looking, gate.requireClient);
 
   app.get('/metrics', gate.requireClient, (c) =>
     c.body(d.metrics.render(store, d.clock()) + d.notifier.metricsText(), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }),

@@ -2,7 +2,7 @@
 // says so every few seconds (POST /v1/looking, any client token). A hub sink then skips that
 // pane's notification (`when_looking = "skip"`), as it does when the host saw its user typing.
 
-import type { Context, Hono } from 'hono';
+import type { Hono, MiddlewareHandler } from 'hono';
 
 /** A page's word holds this long; it repeats itself well within it. */
 export const PAGE_LOOKING_MS = 20_000;
@@ -25,7 +25,7 @@ export class LookingBook {
 
 const str = (v: unknown, max: number): v is string => typeof v === 'string' && v.length > 0 && v.length <= max;
 
-export function registerLookingRoute(app: Hono, book: LookingBook, requireClient: (c: Context, next: () => Promise<void>) => Promise<Response | void>): void {
+export function registerLookingRoute(app: Hono, book: LookingBook, requireClient: MiddlewareHandler): void {
   app.post('/v1/looking', requireClient, async (c) => {
     const b = (await c.req.json().catch(() => null)) as Record<string, unknown> | null;
     if (!b || !str(b.host, 253) || !str(b.server, 4096) || !str(b.pane, 16) || !/^%\d+$/.test(b.pane)) {

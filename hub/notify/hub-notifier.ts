@@ -24,7 +24,7 @@ export interface NotifyTiming {
 
 // The first event goes out (almost) at once: the short gather only catches the rest of one
 // collector cycle's frames; whatever comes while a message is on its way or retrying joins the next.
-export const DEFAULT_NOTIFY_TIMING: NotifyTiming = { groupMs: 25, retryBaseMs: 1000, retryCapMs: 8000, retryForMs: 15 * 60_000 };
+export const DEFAULT_NOTIFY_TIMING: NotifyTiming = { groupMs: 50, retryBaseMs: 1000, retryCapMs: 8000, retryForMs: 15 * 60_000 };
 
 export interface HubNotifierOptions {
   journalPath: string | null;

@@ -43,3 +43,13 @@ export function skipReason(
   if (cooldown > 0 && lastRung && lastRung.episode_ms !== n.episode_ms && now - lastRung.at >= 0 && now - lastRung.at < cooldown) return 'cooldown';
   return null;
 }
+
+/** The /metrics lines of what each sink held back, by reason (sink names already escaped). */
+export function skippedLines(sinks: [string, Record<SkipReason, number>][]): string[] {
+  const out = [
+    '# HELP tma_hub_notify_skipped_total Notifications held back on purpose (answered within the dwell, looking, cooldown), per sink.',
+    '# TYPE tma_hub_notify_skipped_total counter',
+  ];
+  for (const [s, c] of sinks) for (const r of SKIP_REASONS) out.push(`tma_hub_notify_skipped_total{sink="${s}",reason="${r}"} ${c[r]}`);
+  return out;
+}

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { notificationKey, type FleetNotification, FLEET_NOTIFICATION_KEYS } from '../../shared/notify.js';
 import { deliver as realDeliver, type Batch, type DeliverContext } from './deliver.js';
 import { FrameBudget, NOTIFY_BURST, NOTIFY_PER_SEC, type Admission } from './frame-budget.js';
-import { dwellLeft, skipReason, SKIP_REASONS, type NotifyFleetView, type SkipReason } from './hold.js';
+import { dwellLeft, skippedLines, skipReason, type NotifyFleetView, type SkipReason } from './hold.js';
 import { JOURNAL_KEEP, JOURNAL_PENDING_MAX, NotifyJournal, type DeliveryState, type HubNotification, type JournalEntry } from './journal.js';
 import { LogSampler } from '../http/sampled-log.js';
 import type { NotifySinkConfig } from './sink-config.js';
@@ -112,8 +112,13 @@ class SinkQueue {
 
   private dwelt(n: HubNotification): void {
     const d = this.dwelling.get(n.id);
+    if (this.stopped || !d) return;
+    // A hub just (re)started may not have the pane's row yet: ask again shortly, not "answered".
+    if (this.hub.rowPending(n)) {
+      d.timer = this.hub.later(() => this.dwelt(n), 1000);
+      return;
+    }
     this.dwelling.delete(n.id);
-    if (this.stopped) return;
     this.admit(n);
     for (const f of d?.followers ?? []) this.admit(f);
   }
@@ -263,6 +268,7 @@ export class HubNotifier {
     this.log = o.logger.child({ part: 'notify' });
     this.context = o.context;
     this.fleet = o.fleet ?? null;
+    this.startedAt = this.clock();
     this.journal = o.journal ?? new NotifyJournal(o.journalPath, o.keep ?? JOURNAL_KEEP, o.pendingMax ?? JOURNAL_PENDING_MAX);
     this.journal.onDrop = (e, sinks) => {
       for (const s of sinks) this.counters(s).dropped++;
@@ -347,6 +353,13 @@ export class HubNotifier {
     const why = skipReason(sink, n, this.fleet, this.lastRung.get(key), now);
     if (why === null && n.trigger !== 'context_high') this.lastRung.set(key, { episode_ms: n.episode_ms, at: now });
     return why;
+  }
+
+  private readonly startedAt: number;
+
+  /** No row for the pane yet, within the first 30 s of this hub: its collector may not be back. */
+  rowPending(n: HubNotification): boolean {
+    return this.clock() - this.startedAt < 30_000 && this.fleet?.pane(n.host, n.server, n.pane) === null;
   }
 
   /** Held back on purpose: journaled (a restart does not send it), counted, and logged. */
@@ -443,12 +456,7 @@ export class HubNotifier {
     metric('tma_hub_notify_failed_total', 'Delivery attempts that failed, per sink.', (c) => c.failed);
     metric('tma_hub_notify_retried_total', 'Delivery retries scheduled, per sink.', (c) => c.retried);
     metric('tma_hub_notify_dropped_total', 'Notifications given up after retrying, per sink.', (c) => c.dropped);
-    out.push(
-      '# HELP tma_hub_notify_skipped_total Notifications held back on purpose (answered within the dwell, looking, cooldown), per sink.',
-      '# TYPE tma_hub_notify_skipped_total counter',
-    );
-    for (const s of names)
-      for (const r of SKIP_REASONS) out.push(`tma_hub_notify_skipped_total{sink="${esc(s)}",reason="${r}"} ${this.counters(s).skipped[r]}`);
+    out.push(...skippedLines(names.map((n) => [esc(n), this.counters(n).skipped])));
     out.push('# HELP tma_hub_notify_accepted_total Notifications accepted from collectors.', '# TYPE tma_hub_notify_accepted_total counter');
     out.push(`tma_hub_notify_accepted_total ${this.accepted}`);
     out.push('# HELP tma_hub_notify_duplicates_total Notifications received again and dropped as repeats.', '# TYPE tma_hub_notify_duplicates_total counter');

@@ -5,7 +5,7 @@
 // appended and fsynced before it is offered, so one rung while the hub is down also survives a
 // collector crash; acks are appended too, and the file is rewritten once it holds mostly acked lines.
 
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fsync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, write, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fleetNotificationSchema, notificationKey, type FleetNotification } from '../../shared/notify.js';
@@ -60,8 +60,43 @@ export class NotifyOutbox {
     }
     const now = (this.opts.now ?? Date.now)();
     this.pending.set(id, { event, sentAt: now });
-    this.append({ add: event }, true);
-    this.send({ type: 'notify', id, event });
+    if (this.fd === null) {
+      this.send({ type: 'notify', id, event });
+      return;
+    }
+    // Offered once it is on disk; the write and fsync run off the loop, a burst in one go.
+    this.queued.push(`${JSON.stringify({ add: event })}\n`);
+    this.afterSync.push(() => {
+      if (this.pending.has(id)) this.send({ type: 'notify', id, event });
+    });
+    if (!this.syncing) void this.drain();
+  }
+
+  private queued: string[] = [];
+  private afterSync: (() => void)[] = [];
+  private syncing = false;
+  /** Lines handed to the write in progress (written again by close(): a repeat line is harmless). */
+  private inflight = '';
+
+  private async drain(): Promise<void> {
+    this.syncing = true;
+    while (this.queued.length && this.fd !== null) {
+      const text = (this.inflight = this.queued.splice(0).join(''));
+      const then = this.afterSync.splice(0);
+      const fd = this.fd;
+      try {
+        await new Promise<void>((ok, fail) => write(fd, text, (e) => (e ? fail(e) : ok())));
+        await new Promise<void>((ok, fail) => fsync(fd, (e) => (e ? fail(e) : ok())));
+        this.lines += text.split('\n').length - 1;
+      } catch (e) {
+        // Still offered to the hub; only a crash before its ack could lose it now.
+        this.opts.log?.(`notify: cannot write the outbox file: ${(e as Error).message}`, 'warn');
+      }
+      this.inflight = '';
+      for (const f of then) f();
+    }
+    this.syncing = false;
+    if (this.fd !== null && this.opts.file && this.lines > 2 * this.pending.size + 256) this.rewrite(this.opts.file);
   }
 
   /** A link came up: offer everything still unacknowledged. */
@@ -71,7 +106,11 @@ export class NotifyOutbox {
 
   ack(ids: readonly string[]): void {
     const gone = ids.filter((id) => this.pending.delete(id));
-    if (gone.length) this.append({ ack: gone }, false);
+    // Through the same queue as the adds, so the file keeps their order.
+    if (gone.length && this.fd !== null) {
+      this.queued.push(`${JSON.stringify({ ack: gone })}\n`);
+      if (!this.syncing) void this.drain();
+    }
   }
 
   get size(): number {
@@ -81,6 +120,7 @@ export class NotifyOutbox {
   close(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    if (this.fd !== null && (this.inflight || this.queued.length)) writeSync(this.fd, this.inflight + this.queued.splice(0).join(''));
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;
   }
@@ -131,17 +171,5 @@ export class NotifyOutbox {
     renameSync(tmp, file);
     this.lines = this.pending.size;
     this.fd = openSync(file, 'a', 0o600);
-  }
-
-  private append(line: object, sync: boolean): void {
-    if (this.fd === null || !this.opts.file) return;
-    try {
-      writeSync(this.fd, `${JSON.stringify(line)}\n`);
-      if (sync) fsyncSync(this.fd);
-      if (++this.lines > 2 * this.pending.size + 256) this.rewrite(this.opts.file);
-    } catch (e) {
-      // Still offered to the hub; only a crash before its ack could lose it now.
-      this.opts.log?.(`notify: cannot write the outbox file: ${(e as Error).message}`, 'warn');
-    }
   }
 }

@@ -14,7 +14,7 @@ import { ServerEngines } from '../collector/fleet/engines.js';
 import { Publisher, type ActRequest } from '../collector/fleet/publisher.js';
 import { HostNotifier } from '../collector/notify/host-notifier.js';
 import { HostSinks } from '../collector/notify/host-sinks.js';
-import { NotifyOutbox } from '../collector/notify/outbox.js';
+import { NotifyOutbox, outboxPath } from '../collector/notify/outbox.js';
 import { actionsByAgent } from '../collector/fleet/actions-by-agent.js';
 import { remoteActHandler, remoteAllowed } from '../collector/fleet/remote-act.js';
 import { remoteMuteHandler, remotePreviewHandler } from '../collector/fleet/remote-verbs.js';
@@ -113,7 +113,7 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
   // Read once for both: the notifier's fleet events and the publisher's rows carry prompt text
   // under the same rule, so a hub's own collector cannot share it in one and withhold it in the other.
   const sharePrompt = sharesPrompts(config);
-  const outbox = new NotifyOutbox({ log });
+  const outbox = new NotifyOutbox({ log, file: outboxPath(env, host) });
   const notifier = new HostNotifier({
     settings: config.notify,
     sinks: new HostSinks({ settings: config.notify, env, log }),

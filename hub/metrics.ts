@@ -5,6 +5,9 @@ import { ACT_OUTCOMES } from '../shared/protocol.js';
 import { CLASSES, classOf } from '../shared/tokens.js';
 import type { FleetReads } from './store/fleet-store.js';
 
+/** What one use of a notification's action link came to: fired (forwarded), previewed (GET), or refused and why. */
+export const LINK_USES = ['forwarded', 'previewed', 'altered', 'expired', 'used', 'changed', 'not-allowed', 'unreachable'] as const;
+
 export type SubscriberKind = 'ws' | 'sse';
 
 /** A label value as the text format wants it: backslash, double quote and newline escaped. */
@@ -22,6 +25,8 @@ export interface BuildInfo {
 
 export class HubMetrics {
   readonly actOutcomes = new Map<string, number>();
+  /** Uses of notification action links, by what became of them (LINK_USES). */
+  readonly linkUses = new Map<string, number>();
   readonly framesRejected = new Map<string, number>();
   readonly authFailures = new Map<string, number>();
   readonly subscribersDropped = new Map<SubscriberKind, number>();
@@ -53,6 +58,10 @@ export class HubMetrics {
 
   subscriberCount(kind: SubscriberKind, delta: number): void {
     this.bump(this.subscribers, kind, delta);
+  }
+
+  linkUsed(use: (typeof LINK_USES)[number]): void {
+    this.bump(this.linkUses, use);
   }
 
   actDone(outcome: string): void {
@@ -90,6 +99,9 @@ export class HubMetrics {
     );
     metric('tma_hub_act_total', 'counter', 'Remote acts answered, by outcome (unknown outcomes count as other).', [
       ...[...ACT_OUTCOMES, 'other'].map((k) => `tma_hub_act_total{outcome="${k}"} ${this.actOutcomes.get(k) ?? 0}`),
+    ]);
+    metric('tma_hub_notify_link_total', 'counter', 'Notification action links used, by what became of the use.', [
+      ...LINK_USES.map((k) => `tma_hub_notify_link_total{use="${k}"} ${this.linkUses.get(k) ?? 0}`),
     ]);
     if (this.perPane) {
       // Title-free like every row that leaves a host: only names and the class.

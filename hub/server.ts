@@ -25,7 +25,13 @@ import { LinkSessions } from './link/sessions.js';
 import { SshDialers } from './link/ssh-dialers.js';
 import type { SshTuning } from './link/ssh.js';
 import { HubMetrics } from './metrics.js';
+import { dirname, join } from 'node:path';
+import { loadActionKey } from './notify/action-key.js';
+import { mintLinks } from './notify/action-link.js';
+import type { DeliverContext } from './notify/deliver.js';
 import { HubNotifier, type NotifyTiming } from './notify/hub-notifier.js';
+import { LookingBook } from './notify/looking.js';
+import { NonceBook } from './notify/nonce-book.js';
 import type { FleetStore } from './store/fleet-store.js';
 import { MemoryFleetStore } from './store/memory-store.js';
 import { startNatsFleet, type NatsFleet } from './nats/fleet.js';
@@ -57,6 +63,8 @@ export interface StartHubOptions {
   notifyJournal?: string | null;
   /** Grouping and retry timings of the notification sinks; tests shorten them. */
   notifyTiming?: Partial<NotifyTiming>;
+  /** The key that signs notification action links; default a 0600 file beside the journal. */
+  actionKey?: () => Buffer;
   /** The version `tma_build_info` reports (the CLI's; the hub does not import cli/). */
   version?: string;
   /** Where each client's last-seen time is kept (`tma hub clients` reads it); null or absent: memory only. */
@@ -111,8 +119,25 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   const stopWarming = warmPieces(store);
   const streams = new StreamHub(store, { coalesceMs: opts.streamCoalesceMs ?? 50, keepaliveMs: heartbeatMs, logger, metrics, clock });
   // The base of the links notifications carry: public_url, else the hub's address once listening.
-  const notifyContext = { hubUrl: config.publicUrl ?? '' };
+  const stateDir = opts.notifyJournal ? dirname(opts.notifyJournal) : null;
+  // Read at start, so a damaged key file stops the hub rather than every link later.
+  const ownKey = opts.actionKey ? null : loadActionKey(stateDir);
+  const actionKey = opts.actionKey ?? (() => ownKey!);
+  const nonces = new NonceBook(stateDir && join(stateDir, 'hub-action-nonces'), clock);
+  const looking = new LookingBook(clock);
+  const paneNow = (host: string, server: string, pane: string) => {
+    const r = store.rows().find((x) => x.host === host && x.server === server && x.pane === pane);
+    return r ? { state: r.state, episode_ms: r.episode_ms, prompt_id: r.prompt_id ?? null } : null;
+  };
+  const minter = {
+    key: actionKey,
+    clock,
+    pane: paneNow,
+    allowed: (host: string) => (store.hostStatuses().find((h) => h.host === host)?.collector_version != null ? store.actionsAllowed(host) : null),
+  };
+  const notifyContext: DeliverContext = { hubUrl: config.publicUrl ?? '', links: (sink, e) => mintLinks(minter, notifyContext.hubUrl, sink, e) };
   const notifier = new HubNotifier({
+    fleet: { pane: paneNow, pageLooking: (h, s, p) => looking.looking(h, s, p) },
     journalPath: opts.notifyJournal ?? null,
     sinks: config.notify ?? [],
     logger,
@@ -160,6 +185,8 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     // Read at each request: a reload replaces `config`.
     sshTargets: () => config.ssh,
     linkSession: (host) => sessions.session(host),
+    links: { key: actionKey, nonces },
+    looking,
   });
   const subscribe = new SubscribeEndpoint({
     gate,

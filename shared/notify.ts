@@ -36,6 +36,8 @@ export const fleetNotificationSchema = z.looseObject({
   context_pct: z.number().nullable(),
   pending_tool: nullableString,
   pending_summary: nullableString,
+  /** The host saw a client showing this pane whose user typed within the last 30 s; absent from older hosts. */
+  looking: z.boolean().nullable().optional(),
 });
 export type FleetNotification = z.infer<typeof fleetNotificationSchema>;
 
@@ -55,6 +57,7 @@ export const FLEET_NOTIFICATION_KEYS = [
   'context_pct',
   'pending_tool',
   'pending_summary',
+  'looking',
 ] as const satisfies readonly (keyof FleetNotification)[];
 
 /** Collector → hub: a notification, kept and resent by the collector until acknowledged. */

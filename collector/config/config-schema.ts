@@ -65,6 +65,8 @@ const configSchema = z.strictObject({
   notify: z
     .strictObject({
       from_event: z.boolean().optional(),
+      /** Seconds a pane stays blocked on one episode before this host rings for it; absent rings at once. */
+      dwell_secs: z.number().min(0).max(3600).optional(),
       command: z.string().optional(),
       on: z
         .array(z.string().refine((v) => v === 'blocked' || v === 'done', { error: (i) => `unknown notify trigger ${JSON.stringify(i.input)} (blocked, done)` }))
@@ -131,6 +133,7 @@ function notifySettings(n: RawConfig['notify']): NotifySettings {
       context_high: n?.context_high?.command ?? null,
     },
     contextHigh: n?.context_high ? { threshold: n.context_high.threshold } : null,
+    ...(n?.dwell_secs ? { dwellMs: Math.round(n.dwell_secs * 1000) } : {}),
   };
 }
 

@@ -15,6 +15,8 @@ export interface NotifySettings {
   triggerCommands: { blocked: string | null; done: string | null; context_high: string | null };
   /** `[notify.context_high]`; null: that trigger is off. */
   contextHigh: { threshold: number } | null;
+  /** `[notify] dwell_secs`: a blocked episode rings once it has lasted this long; absent, at once. */
+  dwellMs?: number;
 }
 
 export const DEFAULT_NOTIFY_SETTINGS: NotifySettings = {

@@ -9,6 +9,7 @@ import type { NotifySettings } from '../config/config-types.js';
 import type { CycleResult, Engine } from '../engine/cycle.js';
 import { episodeAt, KEY } from '../core/store-codec.js';
 import type { TmuxRunner } from '../tmux/runner.js';
+import { panesInView } from '../tmux/clients.js';
 import { TmuxError } from '../tmux/errors.js';
 import type { HostSinks } from './host-sinks.js';
 import { fleetEvent, resolvedEvent, type Fire } from './payload.js';
@@ -37,25 +38,40 @@ export class HostNotifier {
     this.log = o.log ?? (() => undefined);
   }
 
+  /** Fleet events of the cycle being rung: they leave together at its end, so a burst arrives as one. */
+  private held: FleetNotification[] | null = null;
+
   /** Ring what this cycle calls for. Never throws: a notifier problem must not stop the cycle. */
   async afterCycle(engine: Engine, res: CycleResult, rows: readonly AgentRow[], server: string): Promise<void> {
+    const held: FleetNotification[] = (this.held = []);
     try {
       await this.run(engine, res, rows, server);
     } catch (e) {
       if (e instanceof TmuxError && e.kind === 'server-gone') return;
       this.log(`notify: ${(e as Error).message}`, 'warn');
+    } finally {
+      if (this.held === held) this.held = null;
+      for (const ev of held) this.o.fleet?.(ev);
     }
+  }
+
+  private emit(ev: FleetNotification): void {
+    if (this.held) this.held.push(ev);
+    else this.o.fleet?.(ev);
   }
 
   private async run(engine: Engine, res: CycleResult, rows: readonly AgentRow[], server: string): Promise<void> {
     const runner = engine.runner;
+    this.inView = null;
     const byPane = new Map(rows.map((r) => [r.pane, r]));
     this.adopt(server, res, byPane);
     for (const o of res.panes) {
       const row = byPane.get(o.rec.paneId);
       if (!o.stamp || !row) continue;
       const trigger = dueTrigger(o.stamp, this.o.settings.on, res.now);
-      if (trigger) {
+      // A dwell: a later cycle rings it if the same episode still stands then.
+      const young = trigger === 'blocked' && res.now - episodeAt(o.stamp) < (this.o.settings.dwellMs ?? 0);
+      if (trigger && !young) {
         const marker = markerFor(o.stamp, res.now);
         if (await writeEpisodeMarker(runner, row.pane, marker)) {
           await this.fire({ trigger, row, episodeMs: episodeAt(o.stamp), at: Date.now() }, runner);
@@ -74,17 +90,32 @@ export class HostNotifier {
     this.resolveEnded(server, byPane);
   }
 
+  /** Panes in view, read at most once per cycle (a burst of fires costs one tmux call). */
+  private inView: Promise<Set<string>> | null = null;
+
+  private async lookingAt(runner: TmuxRunner, pane: string): Promise<boolean | null> {
+    this.inView ??= panesInView(runner, Date.now());
+    try {
+      return (await this.inView).has(pane);
+    } catch (e) {
+      if (e instanceof TmuxError && e.kind === 'server-gone') throw e;
+      return null;
+    }
+  }
+
   private async fire(f: Fire, runner: TmuxRunner): Promise<void> {
     // Muted: the episode's one ring is spent, silently, so unmuting does not ring an old episode.
     if (f.row.muted) return;
     await this.o.sinks.fire(f, runner);
     if (!this.o.fleet) return;
     const ev = fleetEvent(f, this.o.sharePrompt ?? true);
+    // Someone at this pane right now: a hub sink may then keep quiet (`when_looking`).
+    if (f.trigger === 'blocked') ev.looking = await this.lookingAt(runner, f.row.pane);
     const key = paneKey(f.row.server, f.row.pane);
     const prior = f.trigger === 'blocked' ? this.open.get(key) : undefined;
     // A new blocked episode in the same run (its instant moved): the old one is over.
-    if (prior && prior.episode_ms !== ev.episode_ms) this.o.fleet(resolvedEvent(prior, f.at, f.row));
-    this.o.fleet(ev);
+    if (prior && prior.episode_ms !== ev.episode_ms) this.emit(resolvedEvent(prior, f.at, f.row));
+    this.emit(ev);
     if (f.trigger === 'blocked') this.open.set(key, ev);
   }
 
@@ -128,7 +159,7 @@ export class HostNotifier {
       // rewritten without a new ring (the marker already covers it); fire() retires it otherwise.
       if (row && row.state === 'blocked') continue;
       this.open.delete(key);
-      this.o.fleet?.(resolvedEvent(ev, Date.now(), row));
+      this.emit(resolvedEvent(ev, Date.now(), row));
     }
   }
 }

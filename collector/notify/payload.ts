@@ -117,6 +117,7 @@ export function fleetEvent(f: Fire, sharePrompt: boolean): FleetNotification {
     context_pct: r.context,
     pending_tool: r.pending_tool,
     pending_summary: sharePrompt ? r.pending_summary : null,
+    looking: null,
   };
 }
 

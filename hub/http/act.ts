@@ -55,30 +55,6 @@ export interface ActRouteDeps {
 }
 
 export function registerActRoute(app: Hono, d: ActRouteDeps): void {
-  const audit = d.logger.child({ audit: 'remote-act' });
-
-  const record = (who: string, b: ActBody, slot: string | null, r: ActResult) => {
-    d.metrics.actDone(r.outcome);
-    audit.info(
-      {
-        who,
-        host: b.host,
-        server: r.server,
-        pane: b.pane,
-        action: b.action,
-        expect_episode_ms: b.expect_episode_ms ?? null,
-        expect_permission_request: b.expect_permission_request ?? null,
-        expect_prompt: b.expect_prompt ?? null,
-        slot,
-        outcome: r.outcome,
-        reason: r.reason,
-        exit_code: r.exit_code,
-        cached: r.cached ?? null,
-      },
-      'remote act',
-    );
-  };
-
   app.post('/v1/act', d.gate.requireClient, async (c) => {
     const { principal, endpoint } = c.var;
     if (principal.role !== 'operator') {
@@ -108,66 +84,97 @@ export function registerActRoute(app: Hono, d: ActRouteDeps): void {
     const b = parsed.data;
     const who = principal.name;
 
-    const session = d.session(b.host);
-    const status = d.store.hostStatuses().find((h) => h.host === b.host);
-    const plan = planAct(b, {
-      known: status !== undefined,
-      rows: d.store.rows().filter((r) => r.host === b.host),
-      // Only a hello sets the collector version: without one the host has announced nothing.
-      actionsAllowed: status?.collector_version != null ? d.store.actionsAllowed(b.host) : null,
-      linkOpen: session?.isOpen === true,
-    });
-    if (plan.kind === 'http') {
-      audit.info({ who, host: b.host, server: b.server ?? null, pane: b.pane, action: b.action, status: plan.status }, 'remote act not routed');
-      return c.json(plan.body, plan.status);
-    }
-    if (plan.kind === 'result') {
-      record(who, b, b.slot ?? null, plan.result);
-      return c.json(plan.result, 200);
-    }
-
-    const server = plan.server;
-    const slot = b.slot ?? `hub-${randomBytes(12).toString('hex')}`;
-    if (b.slot !== undefined && d.slots) {
-      const seen = await d.slots.begin(b.host, b.slot, d.timeoutMs);
-      if (seen.kind === 'result') {
-        record(who, b, slot, seen.result);
-        return c.json(seen.result, 200);
-      }
-    }
-    let result: ActResult;
-    let known = true;
-    try {
-      const answer = await session!.request(
-        {
-          type: 'act',
-          id: randomBytes(12).toString('hex'),
-          action: b.action,
-          server,
-          pane: b.pane,
-          expect_episode_ms: b.expect_episode_ms ?? null,
-          expect_permission_request: b.expect_permission_request ?? null,
-          // Only when given: a collector older than the key would refuse the frame otherwise.
-          ...(b.expect_prompt != null ? { expect_prompt: b.expect_prompt } : {}),
-          slot,
-          principal: who,
-          deadline_ms: d.clock() + d.timeoutMs,
-        },
-        d.timeoutMs,
-      );
-      result = routedResult(answer, b.host, server);
-    } catch (e) {
-      // The frame was handed to an open link before either of these can happen, so the host may
-      // have acted: only the slot can tell, later.
-      known = false;
-      if (e instanceof ActTimeoutError || e instanceof LinkClosedError) result = hubResult(b, server, 'timeout', HUB_REASONS.firedUnknown);
-      else if (e instanceof ActUndeliveredError) result = hubResult(b, server, 'timeout', HUB_REASONS.undelivered);
-      else throw e;
-    }
-    if (b.slot !== undefined && d.slots) await d.slots.finish(b.host, b.slot, known ? result : null);
-    record(who, b, slot, result);
-    // A slot the hub made up is handed back (an added key), so a caller who got fired-unknown can
-    // ask again with it and learn what actually happened.
-    return c.json(b.slot === undefined ? { ...result, slot } : result, 200);
+    const out = await forwardAct(d, who, b);
+    return c.json(out.body, out.status);
   });
+}
+
+/**
+ * Plan, route and audit one act: what `POST /v1/act` does after its token and body checks, and
+ * what a notification's action link does after its own. The answer is the HTTP status and body.
+ */
+export async function forwardAct(d: Omit<ActRouteDeps, 'gate'>, who: string, b: ActBody): Promise<{ status: 200 | 404 | 409; body: object }> {
+  const audit = d.logger.child({ audit: 'remote-act' });
+  const record = (slot: string | null, r: ActResult) => {
+    d.metrics.actDone(r.outcome);
+    audit.info(
+      {
+        who,
+        host: b.host,
+        server: r.server,
+        pane: b.pane,
+        action: b.action,
+        expect_episode_ms: b.expect_episode_ms ?? null,
+        expect_permission_request: b.expect_permission_request ?? null,
+        expect_prompt: b.expect_prompt ?? null,
+        slot,
+        outcome: r.outcome,
+        reason: r.reason,
+        exit_code: r.exit_code,
+        cached: r.cached ?? null,
+      },
+      'remote act',
+    );
+  };
+  const session = d.session(b.host);
+  const status = d.store.hostStatuses().find((h) => h.host === b.host);
+  const plan = planAct(b, {
+    known: status !== undefined,
+    rows: d.store.rows().filter((r) => r.host === b.host),
+    // Only a hello sets the collector version: without one the host has announced nothing.
+    actionsAllowed: status?.collector_version != null ? d.store.actionsAllowed(b.host) : null,
+    linkOpen: session?.isOpen === true,
+  });
+  if (plan.kind === 'http') {
+    audit.info({ who, host: b.host, server: b.server ?? null, pane: b.pane, action: b.action, status: plan.status }, 'remote act not routed');
+    return { status: plan.status, body: plan.body };
+  }
+  if (plan.kind === 'result') {
+    record(b.slot ?? null, plan.result);
+    return { status: 200, body: plan.result };
+  }
+
+  const server = plan.server;
+  const slot = b.slot ?? `hub-${randomBytes(12).toString('hex')}`;
+  if (b.slot !== undefined && d.slots) {
+    const seen = await d.slots.begin(b.host, b.slot, d.timeoutMs);
+    if (seen.kind === 'result') {
+      record(slot, seen.result);
+      return { status: 200, body: seen.result };
+    }
+  }
+  let result: ActResult;
+  let known = true;
+  try {
+    const answer = await session!.request(
+      {
+        type: 'act',
+        id: randomBytes(12).toString('hex'),
+        action: b.action,
+        server,
+        pane: b.pane,
+        expect_episode_ms: b.expect_episode_ms ?? null,
+        expect_permission_request: b.expect_permission_request ?? null,
+        // Only when given: a collector older than the key would refuse the frame otherwise.
+        ...(b.expect_prompt != null ? { expect_prompt: b.expect_prompt } : {}),
+        slot,
+        principal: who,
+        deadline_ms: d.clock() + d.timeoutMs,
+      },
+      d.timeoutMs,
+    );
+    result = routedResult(answer, b.host, server);
+  } catch (e) {
+    // The frame was handed to an open link before either of these can happen, so the host may
+    // have acted: only the slot can tell, later.
+    known = false;
+    if (e instanceof ActTimeoutError || e instanceof LinkClosedError) result = hubResult(b, server, 'timeout', HUB_REASONS.firedUnknown);
+    else if (e instanceof ActUndeliveredError) result = hubResult(b, server, 'timeout', HUB_REASONS.undelivered);
+    else throw e;
+  }
+  if (b.slot !== undefined && d.slots) await d.slots.finish(b.host, b.slot, known ? result : null);
+  record(slot, result);
+  // A slot the hub made up is handed back (an added key), so a caller who got fired-unknown can
+  // ask again with it and learn what actually happened.
+  return { status: 200, body: b.slot === undefined ? { ...result, slot } : result };
 }

@@ -7,6 +7,8 @@ import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { HubMetrics } from '../metrics.js';
 import type { HubNotifier } from '../notify/hub-notifier.js';
+import { registerLookingRoute, type LookingBook } from '../notify/looking.js';
+import type { NonceStore } from '../notify/nonce-book.js';
 import { registerNotificationsRoute } from '../notify/route.js';
 import type { Selector } from '../../shared/selectors.js';
 import type { FleetHosts, FleetReads, FleetWarming } from '../store/fleet-store.js';
@@ -14,6 +16,7 @@ import { mountWebPage } from '../web/assets.js';
 import type { SshTarget } from '../config/config.js';
 import { registerActRoute, type ActTarget, type SlotBook } from './act.js';
 import { registerFleetVerbRoutes } from './fleet-verbs.js';
+import { registerNotifyActRoute } from './notify-act.js';
 import type { LinkSession } from '../link/session.js';
 import { errorBody, type Gate } from './gate.js';
 import { jsonPartsResponse } from './parts-response.js';
@@ -40,6 +43,9 @@ export interface HubAppDeps {
   health?: () => { ok: boolean } & Record<string, unknown>;
   /** The current `[[ssh]]` entries, for `tma jump` across hosts; none when not given. */
   sshTargets?: () => readonly SshTarget[];
+  /** Notification action links: the signing key and the used-nonce book. */
+  links: { key: () => Buffer; nonces: NonceStore };
+  looking: LookingBook;
 }
 
 export function hubApp(d: HubAppDeps): Hono {
@@ -85,6 +91,18 @@ export function hubApp(d: HubAppDeps): Hono {
     timeoutMs: d.actTimeoutMs,
     sshTargets: d.sshTargets ?? (() => []),
   });
+  // No client token: the link is its own credential (signed, single-use, bound to one prompt).
+  registerNotifyActRoute(app, {
+    store,
+    metrics: d.metrics,
+    logger: d.logger,
+    clock: d.clock,
+    session: d.session,
+    timeoutMs: d.actTimeoutMs,
+    ...(d.slots ? { slots: d.slots } : {}),
+    ...d.links,
+  });
+  registerLookingRoute(app, d.looking, gate.requireClient);
 
   app.get('/metrics', gate.requireClient, (c) =>
     c.body(d.metrics.render(store, d.clock()) + d.notifier.metricsText(), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }),

@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import type { HubNotification } from './journal.js';
+import type { ActionLink } from './action-link.js';
 import type { NotifySinkConfig } from './sink-config.js';
 
 export const HTTP_TIMEOUT_MS = 10_000;
@@ -19,6 +20,8 @@ export interface Batch {
 export interface DeliverContext {
   /** The base of every page link sent: hub.toml's public_url, else the hub's own address. */
   hubUrl: string;
+  /** The answer links a blocked event offers `sink` (none without `actions`); minted per message. */
+  links?: (sink: NotifySinkConfig, e: HubNotification) => ActionLink[];
 }
 
 export class DeliveryError extends Error {}
@@ -36,8 +39,15 @@ export function batchDocument(
   sink: NotifySinkConfig,
   b: Batch,
   pageBase: string,
-): { schema: 1; sink: string; delivery: string; events: HubNotification[]; page_url: string } {
-  return { schema: 1, sink: sink.name, delivery: b.id, events: sinkEvents(sink, b), page_url: pageLink(pageBase, leadOf(b.events)) };
+  links?: DeliverContext['links'],
+): { schema: 1; sink: string; delivery: string; events: HubNotification[]; page_url: string; actions?: ActionLink[] } {
+  const doc = { schema: 1 as const, sink: sink.name, delivery: b.id, events: sinkEvents(sink, b), page_url: pageLink(pageBase, leadOf(b.events)) };
+  if (!sink.actions?.length || !links) return doc;
+  // Each event carries its own answers; the document's `actions` are the lead's, for a bridge
+  // that draws one row of buttons per message (only when one event is waiting, so never ambiguous).
+  const events = doc.events.map((e) => ({ ...e, actions: links(sink, e) }));
+  const waiting = events.filter((e) => e.trigger === 'blocked');
+  return { ...doc, events, actions: waiting.length === 1 ? waiting[0]!.actions : [] };
 }
 
 /** What a prompt asks goes only to a sink that asked for it (`include_summary = true`). */
@@ -64,7 +74,7 @@ async function post(url: string, body: string, headers: Record<string, string>):
 }
 
 async function webhook(sink: NotifySinkConfig, b: Batch, ctx: DeliverContext): Promise<void> {
-  const body = JSON.stringify(batchDocument(sink, b, ctx.hubUrl));
+  const body = JSON.stringify(batchDocument(sink, b, ctx.hubUrl, ctx.links));
   const headers: Record<string, string> = { 'content-type': 'application/json', 'x-tma-delivery': b.id };
   if (sink.secret) headers[SIGNATURE_HEADER] = `sha256=${createHmac('sha256', sink.secret).update(body).digest('hex')}`;
   await post(sink.url!, body, headers);
@@ -117,14 +127,28 @@ export function ntfyMessage(
   return { title, body, priority, click: at(leadOf(ev)), tags: [...new Set(ev.map((e) => e.trigger))].join(',') };
 }
 
+/**
+ * ntfy's `Actions` header: one `http` action per link, POSTed by the phone itself, and the
+ * notification cleared once it was tapped. Only for a message with exactly one waiting event.
+ */
+export function ntfyActions(sink: NotifySinkConfig, b: Batch, links: DeliverContext['links']): string | null {
+  if (!sink.actions?.length || !links) return null;
+  const waiting = b.events.filter((e) => e.trigger === 'blocked');
+  if (waiting.length !== 1) return null;
+  const ls = links(sink, waiting[0]!);
+  return ls.length ? ls.map((l) => `http, ${l.label.replace(/[,;=]/g, ' ')}, ${l.url}, method=POST, clear=true`).join('; ') : null;
+}
+
 async function ntfy(sink: NotifySinkConfig, b: Batch, ctx: DeliverContext): Promise<void> {
   const m = ntfyMessage(b, sink.pageUrl ?? ctx.hubUrl, sink);
+  const actions = ntfyActions(sink, b, ctx.links);
   await post(sink.url!, m.body, {
     'content-type': 'text/plain; charset=utf-8',
     Title: ascii(m.title),
     Priority: String(m.priority),
     Tags: ascii(m.tags),
     Click: ascii(m.click),
+    ...(actions ? { Actions: actions } : {}),
   });
 }
 

@@ -8,12 +8,13 @@ import type { Logger } from 'pino';
 import { notificationKey, type FleetNotification, FLEET_NOTIFICATION_KEYS } from '../../shared/notify.js';
 import { deliver as realDeliver, type Batch, type DeliverContext } from './deliver.js';
 import { FrameBudget, NOTIFY_BURST, NOTIFY_PER_SEC, type Admission } from './frame-budget.js';
-import { JOURNAL_KEEP, JOURNAL_PENDING_MAX, NotifyJournal, type HubNotification, type JournalEntry } from './journal.js';
+import { dwellLeft, skippedLines, skipReason, type NotifyFleetView, type SkipReason } from './hold.js';
+import { JOURNAL_KEEP, JOURNAL_PENDING_MAX, NotifyJournal, type DeliveryState, type HubNotification, type JournalEntry } from './journal.js';
 import { LogSampler } from '../http/sampled-log.js';
 import type { NotifySinkConfig } from './sink-config.js';
 
 export interface NotifyTiming {
-  /** Events within this window of the first go out together. */
+  /** Events within this window of the first ready one go out together. */
   groupMs: number;
   retryBaseMs: number;
   retryCapMs: number;
@@ -21,7 +22,9 @@ export interface NotifyTiming {
   retryForMs: number;
 }
 
-export const DEFAULT_NOTIFY_TIMING: NotifyTiming = { groupMs: 2000, retryBaseMs: 1000, retryCapMs: 8000, retryForMs: 15 * 60_000 };
+// The first event goes out (almost) at once: the short gather only catches the rest of one
+// collector cycle's frames; whatever comes while a message is on its way or retrying joins the next.
+export const DEFAULT_NOTIFY_TIMING: NotifyTiming = { groupMs: 50, retryBaseMs: 1000, retryCapMs: 8000, retryForMs: 15 * 60_000 };
 
 export interface HubNotifierOptions {
   journalPath: string | null;
@@ -37,13 +40,24 @@ export interface HubNotifierOptions {
   pendingMax?: number;
   /** Notify frames each host may send (tests); default NOTIFY_BURST at NOTIFY_PER_SEC. */
   budget?: FrameBudget;
+  /** The store's view of panes, for the dwell and "looking"; absent, a dwelling sink skips. */
+  fleet?: NotifyFleetView;
+  /** The journal (another backend may stand in); default the JSONL file at journalPath. */
+  journal?: NotifyJournalStore;
 }
+
+/** What the notifier needs of its journal: the JSONL NotifyJournal, or another store like it. */
+export type NotifyJournalStore = Pick<
+  NotifyJournal,
+  'has' | 'get' | 'size' | 'stats' | 'recent' | 'unfinished' | 'accept' | 'batch' | 'done' | 'mark' | 'close' | 'onDrop' | 'onError'
+>;
 
 interface SinkCounters {
   sent: number;
   failed: number;
   retried: number;
   dropped: number;
+  skipped: Record<SkipReason, number>;
 }
 
 /** Delay before retry `attempt` (1-based): half the capped exponential step, plus up to half again. */
@@ -72,6 +86,8 @@ class SinkQueue {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private stopped = false;
   private seq = 0;
+  /** Blocked notifications waiting out their dwell, and what follows each (its `resolved`). */
+  private readonly dwelling = new Map<string, { timer: ReturnType<typeof setTimeout>; followers: HubNotification[] }>();
 
   constructor(
     readonly sink: NotifySinkConfig,
@@ -80,6 +96,41 @@ class SinkQueue {
 
   push(n: HubNotification): void {
     if (this.stopped) return;
+    const blockedId = n.trigger === 'resolved' ? blockedIdOf(n) : null;
+    const ahead = blockedId === null ? undefined : this.dwelling.get(blockedId);
+    if (ahead) {
+      ahead.followers.push(n);
+      return;
+    }
+    const wait = dwellLeft(this.sink, n, this.hub.clock());
+    if (wait > 0) {
+      this.dwelling.set(n.id, { timer: this.hub.later(() => this.dwelt(n), wait), followers: [] });
+      return;
+    }
+    this.admit(n);
+  }
+
+  private dwelt(n: HubNotification): void {
+    const d = this.dwelling.get(n.id);
+    if (this.stopped || !d) return;
+    // A hub just (re)started may not have the pane's row yet: ask again shortly, not "answered".
+    if (this.hub.rowPending(n)) {
+      d.timer = this.hub.later(() => this.dwelt(n), 1000);
+      return;
+    }
+    this.dwelling.delete(n.id);
+    this.admit(n);
+    for (const f of d?.followers ?? []) this.admit(f);
+  }
+
+  /** The dwell is over (or there was none): skip it now, or queue it. */
+  private admit(n: HubNotification): void {
+    if (!this.owed(n)) return;
+    const why = this.hub.skipFor(this.sink, n);
+    if (why) {
+      this.hub.skip(n, this.sink.name, why);
+      return;
+    }
     this.waiting.push(n);
     // The journal gives up entries past its bound; a sink that stays down must not hold them here.
     if (this.waiting.length > 2 * JOURNAL_PENDING_MAX) this.waiting = this.waiting.filter((e) => this.owed(e));
@@ -99,8 +150,11 @@ class SinkQueue {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    for (const d of this.dwelling.values()) clearTimeout(d.timer);
+    this.dwelling.clear();
   }
 
+  /** Nothing on its way: go after the short gather. On its way or retrying: it joins the next. */
   private soon(): void {
     if (!this.batch && !this.timer) this.timer = this.hub.later(() => this.start(), this.hub.timing.groupMs);
   }
@@ -178,8 +232,9 @@ class SinkQueue {
     this.startSoon();
   }
 
+  /** A message ended: what gathered meanwhile goes now, as one message. */
   private startSoon(): void {
-    if (!this.stopped && (this.waiting.length || this.resumed.size) && !this.timer) this.timer = this.hub.later(() => this.start(), this.hub.timing.groupMs);
+    if (!this.stopped && (this.waiting.length || this.resumed.size) && !this.timer) this.timer = this.hub.later(() => this.start(), 0);
   }
 }
 
@@ -190,9 +245,12 @@ export class HubNotifier {
   readonly deliverFn: typeof realDeliver;
   readonly log: Logger;
   readonly context: DeliverContext;
-  private readonly journal: NotifyJournal;
+  private readonly journal: NotifyJournalStore;
   private readonly budget: FrameBudget;
   private readonly sampler = new LogSampler();
+  private readonly fleet: NotifyFleetView | null;
+  /** The last episode each sink took of each pane, for its cooldown. */
+  private readonly lastRung = new Map<string, { episode_ms: number; at: number }>();
   /** Notifications accepted and not yet on disk: a resend meanwhile waits for the same write. */
   private readonly accepting = new Map<string, Promise<void>>();
   private queues = new Map<string, SinkQueue>();
@@ -209,7 +267,9 @@ export class HubNotifier {
     this.deliverFn = o.deliver ?? realDeliver;
     this.log = o.logger.child({ part: 'notify' });
     this.context = o.context;
-    this.journal = new NotifyJournal(o.journalPath, o.keep ?? JOURNAL_KEEP, o.pendingMax ?? JOURNAL_PENDING_MAX);
+    this.fleet = o.fleet ?? null;
+    this.startedAt = this.clock();
+    this.journal = o.journal ?? new NotifyJournal(o.journalPath, o.keep ?? JOURNAL_KEEP, o.pendingMax ?? JOURNAL_PENDING_MAX);
     this.journal.onDrop = (e, sinks) => {
       for (const s of sinks) this.counters(s).dropped++;
       this.sampledWarn('drop', { host: e.n.host, sinks }, 'notification given up: too many undelivered');
@@ -282,6 +342,33 @@ export class HubNotifier {
     return done;
   }
 
+  /** Why `sink` holds `n` back now, if it does; a pane it takes starts its cooldown. */
+  skipFor(sink: NotifySinkConfig, n: HubNotification): SkipReason | null {
+    if (n.trigger === 'resolved') {
+      const b = this.journal.get(blockedIdOf(n))?.sinks.get(sink.name);
+      return b && b.state === 'skipped' ? 'unsent' : null;
+    }
+    const key = JSON.stringify([sink.name, n.host, n.server, n.pane]);
+    const now = this.clock();
+    const why = skipReason(sink, n, this.fleet, this.lastRung.get(key), now);
+    if (why === null && n.trigger !== 'context_high') this.lastRung.set(key, { episode_ms: n.episode_ms, at: now });
+    return why;
+  }
+
+  private readonly startedAt: number;
+
+  /** No row for the pane yet, within the first 30 s of this hub: its collector may not be back. */
+  rowPending(n: HubNotification): boolean {
+    return this.clock() - this.startedAt < 30_000 && this.fleet?.pane(n.host, n.server, n.pane) === null;
+  }
+
+  /** Held back on purpose: journaled (a restart does not send it), counted, and logged. */
+  skip(n: HubNotification, sink: string, why: SkipReason): void {
+    this.counters(sink).skipped[why]++;
+    this.log.info({ sink, host: n.host, pane: n.pane, trigger: n.trigger, reason: why }, 'notification skipped');
+    this.note(n.id, sink, 'skipped', 0, why, true);
+  }
+
   /** Whether `sink` still owes notification `id` (not sent, not given up, not forgotten). */
   owed(id: string, sink: string): boolean {
     return this.journal.get(id)?.sinks.get(sink)?.state === 'pending';
@@ -335,12 +422,12 @@ export class HubNotifier {
 
   counters(sink: string): SinkCounters {
     let c = this.stats.get(sink);
-    if (!c) this.stats.set(sink, (c = { sent: 0, failed: 0, retried: 0, dropped: 0 }));
+    if (!c) this.stats.set(sink, (c = { sent: 0, failed: 0, retried: 0, dropped: 0, skipped: { answered: 0, looking: 0, cooldown: 0, unsent: 0 } }));
     return c;
   }
 
   /** Record a delivery step; only steps that change what a restart would do are journaled. */
-  note(id: string, sink: string, state: 'pending' | 'sent' | 'failed', attempts: number, error: string | null, durable: boolean): void {
+  note(id: string, sink: string, state: DeliveryState, attempts: number, error: string | null, durable: boolean): void {
     if (durable) {
       this.journal.mark(id, sink, state, attempts, error, this.clock()).catch((e: unknown) => {
         this.log.error({ err: (e as Error).message }, 'notification journal write failed');
@@ -369,6 +456,7 @@ export class HubNotifier {
     metric('tma_hub_notify_failed_total', 'Delivery attempts that failed, per sink.', (c) => c.failed);
     metric('tma_hub_notify_retried_total', 'Delivery retries scheduled, per sink.', (c) => c.retried);
     metric('tma_hub_notify_dropped_total', 'Notifications given up after retrying, per sink.', (c) => c.dropped);
+    out.push(...skippedLines(names.map((n) => [esc(n), this.counters(n).skipped])));
     out.push('# HELP tma_hub_notify_accepted_total Notifications accepted from collectors.', '# TYPE tma_hub_notify_accepted_total counter');
     out.push(`tma_hub_notify_accepted_total ${this.accepted}`);
     out.push('# HELP tma_hub_notify_duplicates_total Notifications received again and dropped as repeats.', '# TYPE tma_hub_notify_duplicates_total counter');
@@ -391,6 +479,9 @@ export class HubNotifier {
     this.journal.close();
   }
 }
+
+/** The hub id of the blocked notification a `resolved` one ends. */
+const blockedIdOf = (n: HubNotification): string => JSON.stringify([n.host, notificationKey({ ...n, trigger: 'blocked' })]);
 
 function ordered(e: FleetNotification): FleetNotification {
   const out: Record<string, unknown> = {};

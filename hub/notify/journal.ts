@@ -29,7 +29,8 @@ export interface HubNotification extends FleetNotification {
   received_ms: number;
 }
 
-export type DeliveryState = 'pending' | 'sent' | 'failed';
+/** `skipped`: held back on purpose (answered within the dwell, someone looking, the pane's cooldown). */
+export type DeliveryState = 'pending' | 'sent' | 'failed' | 'skipped';
 
 export interface SinkDelivery {
   state: DeliveryState;

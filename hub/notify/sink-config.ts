@@ -26,6 +26,19 @@ export const notifyEntry = z.strictObject({
   page_url: httpUrl.optional(),
   /** Carry what a prompt asks (`pending_summary`, when its host shares it); off unless said. */
   include_summary: z.boolean().optional(),
+  /** Seconds a blocked pane must stay blocked on the same prompt before this sink hears of it. */
+  dwell_secs: z.number().min(0).max(3600).optional(),
+  /** Seconds between two notified episodes of the same pane; one sooner is skipped. */
+  cooldown_secs: z.number().min(0).max(86_400).optional(),
+  /** A notification marked "someone is looking at that pane": skipped (default) or sent. */
+  when_looking: z.enum(['skip', 'send']).optional(),
+  /** Answers a blocked notification offers as single-use links (only those its host allows remotely). */
+  actions: z
+    .array(z.string().regex(/^[a-z0-9_-]{1,64}$/, 'action names use a-z, 0-9, dash, underscore'))
+    .max(3)
+    .optional(),
+  /** How long an action link stays good. */
+  action_ttl_secs: z.number().int().min(30).max(86_400).optional(),
 });
 export type RawNotifyEntry = z.infer<typeof notifyEntry>;
 
@@ -41,7 +54,17 @@ export interface NotifySinkConfig {
   pageUrl: string | null;
   /** `include_summary = true`: the sink gets `pending_summary`; absent, the key is null. */
   includeSummary?: true;
+  /** Absent: DEFAULT_DWELL_MS and so on (a sink built in code, a test). */
+  dwellMs?: number;
+  cooldownMs?: number;
+  whenLooking?: 'skip' | 'send';
+  actions?: string[];
+  actionTtlMs?: number;
 }
+
+export const DEFAULT_DWELL_MS = 5000;
+export const DEFAULT_COOLDOWN_MS = 60_000;
+export const DEFAULT_ACTION_TTL_MS = 15 * 60_000;
 
 export const DEFAULT_SINK_ON: FleetTrigger[] = ['blocked'];
 
@@ -67,6 +90,8 @@ export function settleNotifySinks(
     }
     if (e.secret_file && e.kind !== 'webhook') throw new Error(`${where}: secret_file is for webhook sinks`);
     if (e.page_url && e.kind !== 'ntfy') throw new Error(`${where}: page_url is for ntfy sinks`);
+    if (e.actions && e.kind === 'command') throw new Error(`${where}: actions are for ntfy and webhook sinks`);
+    if (e.actions && new Set(e.actions).size !== e.actions.length) throw new Error(`${where}.actions: an action is listed twice`);
     let secret: string | null = null;
     if (e.secret_file) {
       const named = expandHome(e.secret_file);
@@ -88,6 +113,11 @@ export function settleNotifySinks(
       hosts: e.hosts ?? null,
       pageUrl: e.page_url ?? null,
       ...(e.include_summary === true ? { includeSummary: true as const } : {}),
+      dwellMs: Math.round((e.dwell_secs ?? DEFAULT_DWELL_MS / 1000) * 1000),
+      cooldownMs: Math.round((e.cooldown_secs ?? DEFAULT_COOLDOWN_MS / 1000) * 1000),
+      whenLooking: e.when_looking ?? 'skip',
+      actions: e.actions ?? [],
+      actionTtlMs: (e.action_ttl_secs ?? DEFAULT_ACTION_TTL_MS / 1000) * 1000,
     };
   });
 }

@@ -28,6 +28,7 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/web/attention.js': { file: 'attention.js', type: 'text/javascript; charset=utf-8' },
   '/web/frame.js': { file: 'frame.js', type: 'text/javascript; charset=utf-8' },
   '/web/patch.js': { file: 'patch.js', type: 'text/javascript; charset=utf-8' },
+  '/web/looking.js': { file: 'looking.js', type: 'text/javascript; charset=utf-8' },
 };
 
 /**

@@ -10,6 +10,7 @@ import { Hold } from './order.js';
 import { Confirm } from './confirm.js';
 import { Attention } from './attention.js';
 import { perFrame } from './frame.js';
+import { startLooking } from './looking.js';
 
 /** @typedef {import('./view.js').Row} Row */
 /** @typedef {import('./view.js').FleetDoc} FleetDoc */
@@ -38,6 +39,8 @@ function tokenFromFragment() {
 
 /** @type {(() => void) | null} */
 let stopFeed = null;
+/** @type {(() => void) | null} */
+let stopLooking = null;
 /** @type {number | null} */
 let ticker = null;
 let filters = parseFilters(location.search);
@@ -47,6 +50,8 @@ const attention = new Attention();
 function showLogin(message) {
   stopFeed?.();
   stopFeed = null;
+  stopLooking?.();
+  stopLooking = null;
   // Before the first sign-in there is no ticker: clearing null is a no-op.
   clearInterval(/** @type {number | undefined} */ (ticker));
   $('fleet').hidden = true;
@@ -102,6 +107,8 @@ async function open(token) {
   $('fleet').hidden = false;
   $('who').textContent = `${me.name} · ${me.role}`;
   document.body.dataset.role = me.role;
+  stopLooking?.();
+  stopLooking = startLooking(token);
 
   let skewMs = 0;
   /** @type {FleetDoc | null} */

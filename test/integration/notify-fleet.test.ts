@@ -81,10 +81,15 @@ it('delivers one blocked and one resolved per episode to every sink across a hub
     'name = "ops"',
     'kind = "webhook"',
     `url = "${ok.url}"`,
+    // Every episode must arrive, however short: no dwell, no cooldown (notify-quiet tests those).
+    'dwell_secs = 0',
+    'cooldown_secs = 0',
     '[[notify]]',
     'name = "flaky"',
     'kind = "webhook"',
     `url = "${flaky.url}"`,
+    'dwell_secs = 0',
+    'cooldown_secs = 0',
     '',
   ].join('\n');
   writeFileSync(join(dir, 'hub.toml'), toml);

@@ -196,7 +196,9 @@ it('a delivery cut by a hub kill -9 is sent again under the same delivery id', {
   let mode: 'hold' | 'ok' = 'hold';
   const r = await receiver(() => mode);
   const port = await freePort();
-  const toml = [...collectors, '[[notify]]', 'name = "slow"', 'kind = "webhook"', `url = "${r.url}"`, ''].join('\n');
+  // No dwell or cooldown: the fake collector sends no rows for a dwell to check, and the
+  // notifications are all this test is about.
+  const toml = [...collectors, '[[notify]]', 'name = "slow"', 'kind = "webhook"', `url = "${r.url}"`, 'dwell_secs = 0', 'cooldown_secs = 0', ''].join('\n');
   let hub = await startHubProcess(dir, port, toml);
   cleanup.push(() => hub.kill());
   const c = await linkUp(hub, 'flood', 'tok-flood-1a2b');

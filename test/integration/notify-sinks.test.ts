@@ -130,6 +130,7 @@ it('sends ntfy, signed webhook and command messages, grouped, with resolved only
     'context_pct',
     'pending_tool',
     'pending_summary',
+    'looking',
     'id',
     'host',
     'received_ms',
@@ -201,6 +202,7 @@ it('sends ntfy, signed webhook and command messages, grouped, with resolved only
     'context_pct',
     'pending_tool',
     'pending_summary',
+    'looking',
     'received_ms',
     'delivery',
   ]);

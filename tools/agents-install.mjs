@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { AGENTS, agentBin, agentPrefix, agentsCache } from './agents-versions.mjs';
 
 const MARKER = '.tma-installed';
+/** How long the install that filled the prefix took (ms), so a cached run can still say it. */
+const FIRST = '.tma-install-ms';
 
 /** Already complete: the marker names this version, or (the lead's hand install) npm's record
  * shows exactly this version and the executable answers. Either way the marker is (re)written. */
@@ -53,6 +55,16 @@ function install(name) {
   writeFileSync(join(prefix, MARKER), `${a.pkg}@${a.version}\n`);
 }
 
+/** The first install's time as recorded in the prefix; null for a prefix installed by hand. */
+function firstInstall(name) {
+  try {
+    const ms = Number(readFileSync(join(agentPrefix(name), FIRST), 'utf8').trim());
+    return Number.isFinite(ms) && ms >= 0 ? ms : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Install what is missing; returns one line per agent and the total time. */
 export function installAgents(names = Object.keys(AGENTS)) {
   const start = Date.now();
@@ -63,12 +75,23 @@ export function installAgents(names = Object.keys(AGENTS)) {
     const cached = complete(name);
     if (!cached) {
       install(name);
+      writeFileSync(join(agentPrefix(name), FIRST), `${Date.now() - t}\n`);
       fresh++;
     }
-    lines.push(`  ${name.padEnd(9)} ${AGENTS[name].version.padEnd(9)} ${cached ? 'cached' : 'installed'} in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    const first = firstInstall(name);
+    const firstText = cached ? (first === null ? ' (first install not recorded: installed by hand)' : ` (first install ${(first / 1000).toFixed(1)} s)`) : '';
+    lines.push(
+      `  ${name.padEnd(9)} ${AGENTS[name].version.padEnd(9)} ${cached ? 'cached' : 'installed'} in ${((Date.now() - t) / 1000).toFixed(1)} s${firstText}`,
+    );
   }
   const ms = Date.now() - start;
-  return { ms, fresh, text: `agents (${agentsCache()}): ${fresh ? 'first run' : 'cached'}, ${(ms / 1000).toFixed(1)} s\n${lines.join('\n')}` };
+  const firsts = names.map(firstInstall);
+  const firstTotal = firsts.every((x) => x !== null) ? `; first run took ${(firsts.reduce((a, b) => a + b, 0) / 1000).toFixed(1)} s` : '';
+  return {
+    ms,
+    fresh,
+    text: `agents (${agentsCache()}): ${fresh ? 'first run' : 'cached'}, ${(ms / 1000).toFixed(1)} s${fresh ? '' : firstTotal}\n${lines.join('\n')}`,
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -32,8 +32,14 @@ function complete(name) {
   return true;
 }
 
+/** Why the last `--version` did not answer, for the error. */
+let lastAnswer = '';
+
 function answers(name) {
-  const r = spawnSync(agentBin(name), ['--version'], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, HOME: agentPrefix(name) } });
+  // A first start right after the install can be slow on a loaded machine (Gemini CLI's took over a
+  // minute on ours while other suites ran): a timeout here is not a broken install.
+  const r = spawnSync(agentBin(name), ['--version'], { encoding: 'utf8', timeout: 300_000, env: { ...process.env, HOME: agentPrefix(name) } });
+  lastAnswer = r.error ? r.error.message : `exit ${r.status}${r.signal ? ` (${r.signal})` : ''}: ${`${r.stdout}${r.stderr}`.trim().slice(0, 200)}`;
   // pi prints its version on stderr.
   return r.status === 0 && `${r.stdout}${r.stderr}`.includes(AGENTS[name].version);
 }
@@ -51,7 +57,7 @@ function install(name) {
   });
   writeFileSync(join(prefix, 'install.log'), `${r.stdout ?? ''}${r.stderr ?? ''}`);
   if (r.status !== 0) throw new Error(`npm install ${a.pkg}@${a.version} failed (exit ${r.status}); see ${join(prefix, 'install.log')}`);
-  if (!answers(name)) throw new Error(`${agentBin(name)} --version does not answer ${a.version} after install`);
+  if (!answers(name)) throw new Error(`${agentBin(name)} --version does not answer ${a.version} after install (${lastAnswer})`);
   writeFileSync(join(prefix, MARKER), `${a.pkg}@${a.version}\n`);
 }
 

@@ -1,7 +1,7 @@
 // Numbered failures of issue 21 that need a run of their own (the others are read off the matrix,
 // see matrix.test.ts): a hook claim beside a painted prompt (2), OpenCode's two prompts in a row
-// (5), an agent started through a wrapper (8); Gemini's shell-mode composer. Each asserts what a
-// person expects, on the agent.
+// (5), an agent started through a wrapper (8); Gemini's shell-mode composer; OpenCode's cursor
+// moved off "Allow once". Each asserts what a person expects, on the agent.
 // TMA_AGENTS_ONLY=opencode runs only the cases of those agents (see agents.ts `selected`).
 
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -104,12 +104,50 @@ async function driveShellMode(): Promise<void> {
   }
 }
 
+/**
+ * OpenCode without the tma plugin is answered with Enter, which takes whichever option is
+ * highlighted: the person moved it to "Allow always", so approve must not press it; moved back, it may.
+ */
+interface Cursor {
+  pane: AgentPane;
+  moved?: { outcome: string; raw: string; toolResults: number };
+  back?: { outcome: string; raw: string };
+  error?: string;
+}
+let cursor: Cursor | null = null;
+
+async function driveCursor(): Promise<void> {
+  if (!selected('opencode')) return;
+  const pane = new AgentPane(server!, { agent: 'opencode', rows: 40, hooks: false });
+  cursor = { pane };
+  try {
+    await pane.start();
+    await pane.submit(PROMPT);
+    const painted = await waitForScreen(pane, /Allow once/, 45_000);
+    if (painted === null) throw new Error(`the prompt never painted:\n${pane.screen()}`);
+    await sleepUntil(painted + 1000);
+    pane.tmux.tmux('send-keys', '-t', pane.pane, 'Right');
+    await new Promise((r) => setTimeout(r, 1000));
+    const a = await approve(pane, 'local');
+    await new Promise((r) => setTimeout(r, 1500));
+    cursor.moved = { outcome: a.outcome, raw: a.raw, toolResults: pane.fake.toolResults.length };
+    pane.tmux.tmux('send-keys', '-t', pane.pane, 'Left');
+    await new Promise((r) => setTimeout(r, 1000));
+    const b = await approve(pane, 'local');
+    cursor.back = { outcome: b.outcome, raw: b.raw };
+    await untilState(() => lsLook(pane), 'idle', 20_000);
+  } catch (e) {
+    cursor.error = (e as Error).message.slice(0, 2000);
+  }
+}
+
 beforeAll(async () => {
   const port = await freePort();
   server = new AgentTmux('ag-focus');
   server.start();
   await Promise.all([
     driveShellMode(),
+    driveCursor(),
     drive('hook-claude', { agent: 'claude', rows: 40, hooks: true }, [/Do you want to proceed\?/]),
     drive('wrapper', { agent: 'claude', rows: 40, hooks: false, launch: (name) => `bash -c '${name}; exec bash'` }, [/Do you want to proceed\?/]),
     drive(
@@ -134,7 +172,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await Promise.all([...[...runs.values()].map((r) => r.pane.close()), shellMode?.pane.close()]);
+  await Promise.all([...[...runs.values()].map((r) => r.pane.close()), shellMode?.pane.close(), cursor?.pane.close()]);
   server?.kill();
 }, 60_000);
 
@@ -173,6 +211,16 @@ describe('issue 21, on the real agents', () => {
     expect.soft(r.draft?.state, 'idle with a shell command typed').toBe('idle');
     expect.soft(r.running?.state, 'working while the shell command runs').toBe('working');
     expect.soft(r.after?.state, 'idle once the shell command ran and the composer is back').toBe('idle');
+  });
+
+  it.skipIf(!selected('opencode'))('approve never presses Enter on an OpenCode option the person moved the cursor to', () => {
+    const r = cursor!;
+    expect.soft(r.error).toBeUndefined();
+    expect.soft(r.moved?.outcome, `cursor on "Allow always": ${r.moved?.raw}`).toBe('refused');
+    expect.soft(r.moved?.toolResults, 'nothing answered while the cursor was elsewhere').toBe(0);
+    expect.soft(answered(r.back?.outcome), `cursor back on "Allow once": ${r.back?.raw}`).toBe(true);
+    expect.soft(r.pane.fake.toolResults.length, 'answered once').toBe(1);
+    expect.soft(r.pane.ranCount(), 'the command ran once').toBe(1);
   });
 
   it.skipIf(!selected('claude'))("8: Claude started through a wrapper (bash -c 'claude; exec bash') is seen and answered", () => {

@@ -61,7 +61,10 @@ export class AgentPane {
   async start(): Promise<void> {
     const o = this.opts;
     const commands = o.commands?.(this.project, this.home) ?? [`echo ran >> ${this.ranFile}`];
-    this.fake = await startFakeModels({ commands, holdMs: o.holdMs ?? 4000, extraArgs: setUpAgentArgs(o.agent) });
+    // Each answer is held 8 s: a reading begun 1 s after the approve must still find the agent
+    // working, and on a loaded machine a one-shot `tma ls` has taken 6 s to answer (three cells'
+    // readers at once on two shared cores); held 4 s, the turn had ended before it looked.
+    this.fake = await startFakeModels({ commands, holdMs: o.holdMs ?? 8000, extraArgs: setUpAgentArgs(o.agent) });
     this.setup = setUpAgent(o.agent, { home: this.home, project: this.project, url: this.fake.url });
     if (o.hooks) {
       const r = await tma(['-L', this.tmux.name, 'install-hooks', o.agent, '--yes'], { env: this.env, timeoutMs: 30_000 });

@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { AGENTS, agentBin, agentPrefix, agentsCache } from './agents-versions.mjs';
 
 const MARKER = '.tma-installed';
+/** How long the install that filled the prefix took (ms), so a cached run can still say it. */
+const FIRST = '.tma-install-ms';
 
 /** Already complete: the marker names this version, or (the lead's hand install) npm's record
  * shows exactly this version and the executable answers. Either way the marker is (re)written. */
@@ -30,8 +32,14 @@ function complete(name) {
   return true;
 }
 
+/** Why the last `--version` did not answer, for the error. */
+let lastAnswer = '';
+
 function answers(name) {
-  const r = spawnSync(agentBin(name), ['--version'], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, HOME: agentPrefix(name) } });
+  // A first start right after the install can be slow on a loaded machine (Gemini CLI's took over a
+  // minute on ours while other suites ran): a timeout here is not a broken install.
+  const r = spawnSync(agentBin(name), ['--version'], { encoding: 'utf8', timeout: 300_000, env: { ...process.env, HOME: agentPrefix(name) } });
+  lastAnswer = r.error ? r.error.message : `exit ${r.status}${r.signal ? ` (${r.signal})` : ''}: ${`${r.stdout}${r.stderr}`.trim().slice(0, 200)}`;
   // pi prints its version on stderr.
   return r.status === 0 && `${r.stdout}${r.stderr}`.includes(AGENTS[name].version);
 }
@@ -49,8 +57,18 @@ function install(name) {
   });
   writeFileSync(join(prefix, 'install.log'), `${r.stdout ?? ''}${r.stderr ?? ''}`);
   if (r.status !== 0) throw new Error(`npm install ${a.pkg}@${a.version} failed (exit ${r.status}); see ${join(prefix, 'install.log')}`);
-  if (!answers(name)) throw new Error(`${agentBin(name)} --version does not answer ${a.version} after install`);
+  if (!answers(name)) throw new Error(`${agentBin(name)} --version does not answer ${a.version} after install (${lastAnswer})`);
   writeFileSync(join(prefix, MARKER), `${a.pkg}@${a.version}\n`);
+}
+
+/** The first install's time as recorded in the prefix; null for a prefix installed by hand. */
+function firstInstall(name) {
+  try {
+    const ms = Number(readFileSync(join(agentPrefix(name), FIRST), 'utf8').trim());
+    return Number.isFinite(ms) && ms >= 0 ? ms : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Install what is missing; returns one line per agent and the total time. */
@@ -63,12 +81,23 @@ export function installAgents(names = Object.keys(AGENTS)) {
     const cached = complete(name);
     if (!cached) {
       install(name);
+      writeFileSync(join(agentPrefix(name), FIRST), `${Date.now() - t}\n`);
       fresh++;
     }
-    lines.push(`  ${name.padEnd(9)} ${AGENTS[name].version.padEnd(9)} ${cached ? 'cached' : 'installed'} in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    const first = firstInstall(name);
+    const firstText = cached ? (first === null ? ' (first install not recorded: installed by hand)' : ` (first install ${(first / 1000).toFixed(1)} s)`) : '';
+    lines.push(
+      `  ${name.padEnd(9)} ${AGENTS[name].version.padEnd(9)} ${cached ? 'cached' : 'installed'} in ${((Date.now() - t) / 1000).toFixed(1)} s${firstText}`,
+    );
   }
   const ms = Date.now() - start;
-  return { ms, fresh, text: `agents (${agentsCache()}): ${fresh ? 'first run' : 'cached'}, ${(ms / 1000).toFixed(1)} s\n${lines.join('\n')}` };
+  const firsts = names.map(firstInstall);
+  const firstTotal = firsts.every((x) => x !== null) ? `; first run took ${(firsts.reduce((a, b) => a + b, 0) / 1000).toFixed(1)} s` : '';
+  return {
+    ms,
+    fresh,
+    text: `agents (${agentsCache()}): ${fresh ? 'first run' : 'cached'}, ${(ms / 1000).toFixed(1)} s${fresh ? '' : firstTotal}\n${lines.join('\n')}`,
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

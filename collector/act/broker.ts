@@ -23,6 +23,7 @@ import { ANSWERED_KEY, FUTURE_MARK_MS } from '../engine/prompt-writes.js';
 import { ownAnswer, recordAnswer, recordCovers, type AnswerRecord } from './answered-record.js';
 import { paintedSince } from '../engine/settled-read.js';
 import { spawnSupervisor } from './supervise.js';
+import { optionHighlighted } from './highlight.js';
 
 export const ACT_FRESHNESS_MS = 3000;
 
@@ -318,6 +319,14 @@ async function fireLocked(o: FireOptions): Promise<ActResult> {
         return done('error');
       }
       const keys = action.keys[g.agent!]!;
+      // Keys that take the highlighted option go only while it is the one they are meant to pick:
+      // the person at the terminal may have moved the cursor to another. Read with escapes, as
+      // the highlight is only a colour.
+      const option = action.cursor[g.agent!];
+      if (option !== undefined && !optionHighlighted(await tmux(o, () => runner.run(['capture-pane', '-p', '-e', '-t', pane])), option)) {
+        o.onNote?.(`the dialog does not highlight "${option}" (the cursor is on another option): not sending ${keys.join(' ')}`);
+        return done('refused', 'gated');
+      }
       // The mark rides in the same chain as the keys: no moment where they landed unrecorded.
       // The own record is kept before the keys go: a kill in between errs toward not answering twice.
       remember();

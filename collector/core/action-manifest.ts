@@ -50,6 +50,11 @@ export interface KeysAction extends ActionCommon {
   keys: Record<string, string[]>;
   /** agent -> HTTP reply, used instead of keys for that agent. */
   api: Record<string, ApiTransport>;
+  /**
+   * agent -> the option its keys pick (Enter takes whichever option is highlighted): the keys go
+   * only while the dialog highlights this one (act/highlight.ts).
+   */
+  cursor: Record<string, string>;
 }
 
 export interface ExecAction extends ActionCommon {
@@ -120,6 +125,7 @@ export const actionManifestSchema = z
     // An empty key list would "succeed" while sending nothing.
     keys: z.record(agentToken, z.array(z.string().min(1)).min(1)).optional(),
     api: z.record(agentToken, apiSchema).optional(),
+    cursor: z.record(agentToken, z.string().trim().min(1)).optional(),
   })
   .superRefine((a, ctx) => {
     const fail = (key: string, message: string): void => {
@@ -137,10 +143,14 @@ export const actionManifestSchema = z
       // keys otherwise (gate.ts laneFor). The reference refused that pairing; it
       // left an OpenCode without its plugin unanswerable.
       if (keys.length + api.length === 0) fail('keys', 'a keys action needs at least one agent in [keys] or [api]');
+      for (const agent of Object.keys(a.cursor ?? {})) {
+        if (!keys.includes(agent)) fail(`cursor.${agent}`, `no [keys] for ${agent}: a cursor check guards keys`);
+      }
     } else {
       if (a.command === undefined) fail('command', 'an exec action needs a command');
       if (a.keys !== undefined) fail('keys', 'not allowed on an exec action');
       if (a.api !== undefined) fail('api', 'not allowed on an exec action');
+      if (a.cursor !== undefined) fail('cursor', 'not allowed on an exec action');
     }
   });
 
@@ -173,7 +183,7 @@ export function parseActionManifest(file: ManifestFile, opts: { bundled?: boolea
     detachTimeoutMs: raw.detach_timeout_ms,
   };
   if (raw.kind === 'keys') {
-    return { ...common, kind: 'keys', keys: { ...(raw.keys ?? {}) }, api: { ...(raw.api ?? {}) } };
+    return { ...common, kind: 'keys', keys: { ...(raw.keys ?? {}) }, api: { ...(raw.api ?? {}) }, cursor: { ...(raw.cursor ?? {}) } };
   }
   return { ...common, kind: 'exec', command: raw.command ?? '', agents: [...(raw.agents ?? [])], detach: raw.detach ?? false };
 }

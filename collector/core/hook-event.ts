@@ -270,6 +270,21 @@ export function permissionRequestUpdate(
   return { kind: 'set', id };
 }
 
+/** An event time from the payload older than this is not believed (a replayed or stale file). */
+const SENT_AT_MAX_AGE_MS = 10 * 60_000;
+
+/**
+ * When the agent sent the event: its own `timestamp` (Gemini CLI puts an ISO 8601 instant in
+ * every payload) or, without one, `now`. Hook processes start seconds apart under load, so the
+ * time a process gets round to reading its payload can put two events in the wrong order; the
+ * agent's own instant cannot. A time ahead of `now` or older than ten minutes is not believed.
+ */
+export function eventSentAt(payload: string, now: number): number {
+  const raw = topLevel(payload)?.['timestamp'];
+  const at = typeof raw === 'string' && /^\d{4}-\d\d-\d\dT/.test(raw) ? Date.parse(raw) : NaN;
+  return Number.isFinite(at) && at <= now && at >= now - SENT_AT_MAX_AGE_MS ? at : now;
+}
+
 export interface RegisterExtras {
   model: string | null;
   apiEndpoint: string | null;

@@ -2,7 +2,7 @@
 // The projection exists because rows must show the store's truth: a guarded write the server
 // suppresses must not appear in a row as if it had landed.
 
-import { CLOCK_STEP_SKEW_MS, isClockStepped, isInProgress, writableDetail } from './store-codec.js';
+import { CLOCK_STEP_SKEW_MS, HOOK_ORDER_WINDOW_MS, isClockStepped, isInProgress, writableDetail } from './store-codec.js';
 import type { Guard, HoldPlan, PublishPlan, Source, StampPlan, StampedState, State, Verdict } from './types.js';
 
 export interface PlanContext {
@@ -49,6 +49,8 @@ export interface GuardView {
   state: State | null;
   source: Source | null;
   evidenceAt: number;
+  /** @agent_hook_at, when the last hook event that stamped the pane was sent (0: none). */
+  hookAt?: number;
 }
 
 /** Client-side twin of the server-side suppress expression: true = the stored value stays. */
@@ -65,8 +67,10 @@ export function guardSuppresses(guard: Guard, store: GuardView | null): boolean 
     case 'refresh_claim':
       // Refreshing a claim that is gone (or was never there) would resurrect it.
       return (store?.state ?? null) !== guard.state;
-    case 'hook_arbitrate':
-      return source === 'hook' && guard.evidenceAt < evidenceAt;
+    case 'hook_arbitrate': {
+      const hookAt = store?.hookAt ?? 0;
+      return guard.sentAt < hookAt && hookAt <= guard.sentAt + HOOK_ORDER_WINDOW_MS;
+    }
     case 'overrule_claim':
       return source === 'hook' && guard.claimAt < evidenceAt;
   }
@@ -84,6 +88,8 @@ export function keepsStoredSince(prev: StampedState | null, plan: PublishPlan): 
 export interface ProjectOptions {
   /** false when the server cannot expand `set-option -F` and writes degrade to advisory. */
   guarded?: boolean;
+  /** The stored @agent_hook_at (a hook plan's guard reads it); absent: none. */
+  hookAt?: number;
 }
 
 /** The tuple fields a publish chain writes, as the store holds them between commands. */
@@ -99,9 +105,9 @@ export type TupleField = 'since' | 'state' | 'detail' | 'source' | 'evidenceAt';
  * The order a guarded publish writes the tuple in. tmux re-expands the suppress expression for
  * every command of the chain against the store as the earlier commands left it, so the order is
  * part of the guard's meaning. since goes first (its write-once test must see the old state).
- * A hook stamp writes evidence_at before source: written the other way round, a hook landing on
- * a capture stamp with newer evidence would, right after `source=hook`, see "a hook claim with
- * newer evidence" and suppress the rest of its own chain (evidence, attention, companions).
+ * A hook stamp's guard reads only @agent_hook_at, written right after the tuple, so its chain
+ * lands or holds whole; it keeps writing evidence_at before source, as it did when its guard
+ * read those two.
  */
 export function tupleWriteOrder(guard: Guard): TupleField[] {
   return guard.kind === 'hook_arbitrate' ? ['since', 'state', 'detail', 'evidenceAt', 'source'] : ['since', 'state', 'detail', 'source', 'evidenceAt'];
@@ -129,6 +135,7 @@ export function projectStamp(prev: StampedState | null, plan: StampPlan, opts: P
     detail: prev?.detail ?? null,
     since: prev?.since ?? 0,
     attention: kept?.attention ?? false,
+    hookAt: opts.hookAt ?? 0,
   };
   const writes = (): boolean => !guarded || !guardSuppresses(plan.guard, store);
   const detail = writableDetail(plan.detail);

@@ -2,7 +2,7 @@
 // element (no shell), and a pane's whole plan goes out as one tmux invocation so the tuple
 // commits (or holds) together with @agent_stamped_at landing last.
 
-import { CLOCK_STEP_SKEW_MS, KEY, REMOVAL_SET, writableDetail } from './store-codec.js';
+import { CLOCK_STEP_SKEW_MS, HOOK_ORDER_WINDOW_MS, KEY, REMOVAL_SET, writableDetail } from './store-codec.js';
 import { keepsStoredSince, tupleWriteOrder, type TupleField } from './stamp-plan.js';
 import type { Guard, HoldPlan, PublishPlan, StampPlan, StampedState } from './types.js';
 
@@ -31,7 +31,9 @@ export function suppressExpr(guard: Guard): string {
     case 'refresh_claim':
       return `#{?#{==:#{@agent_state},${guard.state}},0,1}`;
     case 'hook_arbitrate':
-      return `#{&&:#{==:#{@agent_source},hook},#{e|<:${guard.evidenceAt},#{@agent_evidence_at}}}`;
+      // Only another hook event orders a hook event, never evidence_at (a screen corroboration
+      // moves that). A stored time a minute ahead is a clock stepped back: it holds nothing.
+      return `#{&&:#{e|<:${guard.sentAt},#{${KEY.hookAt}}},#{e|<=:#{${KEY.hookAt}},${guard.sentAt + HOOK_ORDER_WINDOW_MS}}}`;
     case 'overrule_claim':
       // Written in the default order (source before evidence), so once source reads capture the
       // rest of the chain is no longer held back by the claim it just replaced.
@@ -98,6 +100,7 @@ function renderGuarded(pane: string, plan: PublishPlan): TmuxCommand[] {
     evidenceAt: [KEY.evidenceAt, String(plan.evidenceAt)],
   };
   const cmds = tupleWriteOrder(plan.guard).map((f) => setGuarded(pane, value[f][0], s, value[f][1]));
+  if (plan.guard.kind === 'hook_arbitrate') cmds.push(setGuarded(pane, KEY.hookAt, s, String(plan.guard.sentAt)));
   if (plan.setAttention) cmds.push(setGuarded(pane, KEY.attention, s, '1'));
   return [...cmds, ...trailer(pane, plan)];
 }
@@ -116,6 +119,7 @@ function renderAdvisory(pane: string, plan: PublishPlan, prev: StampedState | nu
     setPlain(pane, KEY.source, plan.source),
     setPlain(pane, KEY.evidenceAt, String(plan.evidenceAt)),
   ];
+  if (plan.guard.kind === 'hook_arbitrate') cmds.push(setPlain(pane, KEY.hookAt, String(plan.guard.sentAt)));
   if (plan.setAttention) cmds.push(setPlain(pane, KEY.attention, '1'));
   return [...cmds, ...trailer(pane, plan)];
 }

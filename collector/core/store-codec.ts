@@ -32,6 +32,12 @@ export const KEY = {
   model: '@agent_model',
   permissionRequest: '@agent_permission_request',
   apiEndpoint: '@agent_api_endpoint',
+  /**
+   * When the agent sent the last hook event that stamped the pane (epoch ms). Only hook events
+   * write it: a screen read that corroborates a hook claim moves evidence_at (restarting decay),
+   * and must not make a hook event sent after the claim look older than it.
+   */
+  hookAt: '@agent_hook_at',
   windowSummary: '@agent_summary',
   sessionSummary: '@agent_session_summary',
   setpfOk: '@tma_setpf_ok',
@@ -116,12 +122,19 @@ export const REMOVAL_SET = [
   '@agent_pending_call',
   '@agent_pending_summary',
   KEY.apiEndpoint,
+  KEY.hookAt,
   KEY.titleMatchPid,
   KEY.regDeadSince,
   // Ours: which prompt the pane shows and which one was answered mean nothing once the agent is gone.
   '@tma_prompt_id',
   '@tma_answered',
 ] as const;
+
+/**
+ * A stored hook time further than this ahead of an event is a backward clock step, not an event
+ * sent later: hook processes start seconds late under load, never a minute.
+ */
+export const HOOK_ORDER_WINDOW_MS = 60_000;
 
 /** A since further than this ahead of stamped_at is a backward clock step, not a write in flight. */
 export const CLOCK_STEP_SKEW_MS = 2000;

@@ -192,7 +192,11 @@ export type Guard =
   | { kind: 'protect_hook' }
   | { kind: 'carve_out'; captureAt: number }
   | { kind: 'refresh_claim'; state: State }
-  | { kind: 'hook_arbitrate'; evidenceAt: number }
+  /**
+   * A hook event: it lands unless the pane already holds a hook event the agent sent after it
+   * (`@agent_hook_at`). `sentAt` is the event's place in the agent's own order.
+   */
+  | { kind: 'hook_arbitrate'; sentAt: number }
   /**
    * A screen read over a stale hook claim whose hooks went silent (a demoted pane): it lands over
    * that claim, but not over a hook claim newer than it (one that arrived since it was read).

@@ -5,6 +5,7 @@ import { summaryOf } from '../core/rollup.js';
 import { pendingUpdate, type PendingUpdate } from '../core/pending-hook.js';
 import {
   decideEvent,
+  eventSentAt,
   eventSession,
   mapEvent,
   permissionRequestUpdate,
@@ -81,11 +82,13 @@ export async function intakeEvent(input: EventInput): Promise<EventOutcome> {
   });
 
   const cmds: string[][] = [];
-  // Every write of an event holds where a newer hook event of the pane already stamped (hook
+  // Every write of an event holds where a hook event the agent sent after it already stamped (hook
   // processes race): an event that lands late must not undo what a later one wrote, be it the
   // tuple, a request id ("replied" of one prompt after "required" of the next) or a pending call.
+  // Ordered by the hook time alone: a screen read that corroborated the previous hook claim moved
+  // evidence_at past an event sent before that read landed, and once held the event's pending call.
   const guarded = (setpf ?? '').trim() !== '0';
-  const guard: Guard = { kind: 'hook_arbitrate', evidenceAt: now };
+  const guard: Guard = { kind: 'hook_arbitrate', sentAt: eventSentAt(payload, now) };
   const companion = (key: string, value: string): string[] =>
     guarded ? renderHookCompanion(pane, key, value, guard) : ['set-option', '-p', '-t', pane, key, value];
   // Guarded, an unset is an empty value (read as absent): tmux cannot unset conditionally.

@@ -5,6 +5,7 @@
 import { fnv1a64 } from '../core/fnv.js';
 import { anchorUpdate } from '../core/identity.js';
 import { fold } from '../core/fold.js';
+import { parseAnswered } from '../core/prompt-id.js';
 import { evaluate } from '../core/rules.js';
 import { changesNothing, planFromVerdict, projectStamp } from '../core/stamp-plan.js';
 import { renderPlan, type TmuxCommand } from '../core/stamp-render.js';
@@ -12,7 +13,7 @@ import { KEY } from '../core/store-codec.js';
 import type { FoldConfig, StampedState, Verdict } from '../core/types.js';
 import type { Shot } from '../tmux/capture.js';
 import type { PaneRecord } from './pane-list.js';
-import { afterWrites, promptWrites, type PromptLook } from './prompt-writes.js';
+import { ANSWERED_KEY, afterWrites, promptWrites, type PromptLook } from './prompt-writes.js';
 import type { AgentIdentity } from './triage.js';
 
 export interface FoldInput {
@@ -46,17 +47,33 @@ export interface Folded {
   look: PromptLook | null;
 }
 
+/**
+ * A hook's blocked claim sent before tma answered the prompt, over a screen that shows no prompt
+ * any more: the dialog it stood for is gone, and the agent's next hook event may be seconds away
+ * (a process per event, started late under load). Until then the screen says what the pane does;
+ * a dialog still showing (a key that did not take) keeps the claim.
+ */
+function answeredClaimGone(prior: StampedState | null, rec: PaneRecord, screenBlocked: boolean): boolean {
+  if (prior === null || prior.source !== 'hook' || prior.state !== 'blocked' || screenBlocked) return false;
+  const answered = parseAnswered(rec.options[ANSWERED_KEY]);
+  const sent = Number(rec.options[KEY.hookAt] ?? '') || prior.evidenceAt;
+  return answered !== null && answered.at > sent;
+}
+
 export function foldPane(c: FoldInput): Folded {
   const { rec, identity: id, now } = c;
   const tail = c.shot.tail;
   const snap = { title: c.shot.title, tail, scrollPosition: rec.scrollPosition, visibleHeight: rec.height || null, capturedAt: now };
   const ev = evaluate(id.manifest, snap);
   const facts = { pid: id.pid, foregroundIsAgent: id.foregroundIsAgent, scrolled: (rec.scrollPosition ?? 0) > 0, historyView: ev.historyView };
-  const verdict = fold(c.prior, facts, ev.evidence, id.manifest, c.fold, now);
+  const screenBlocked = ev.evidence.some((e) => e.provenance !== 'hook_event' && e.claim.kind === 'state' && e.claim.state === 'blocked');
+  // Weighed like a demoted claim: the screen lands over it, never over a hook event sent since.
+  const prior = c.prior !== null && answeredClaimGone(c.prior, rec, screenBlocked) ? { ...c.prior, source: 'capture' as const } : c.prior;
+  const verdict = fold(prior, facts, ev.evidence, id.manifest, c.fold, now);
   let plan = planFromVerdict(verdict, { pid: id.pid, name: id.manifest.name, hash: fnv1a64(tail), now });
   // A demoted pane's stale hook claim is no longer protected in the store either; a hook claim
   // that landed after the listing still is.
-  if (c.prev?.source === 'hook' && c.prior?.source !== 'hook' && plan.kind === 'publish' && !plan.episodeReset) {
+  if (c.prev?.source === 'hook' && prior?.source !== 'hook' && plan.kind === 'publish' && !plan.episodeReset) {
     plan = { ...plan, guard: { kind: 'overrule_claim', claimAt: c.prev.evidenceAt } };
   }
   const projected = c.decodedOk ? projectStamp(c.prev, plan, { guarded: c.guarded }) : null;

@@ -55,6 +55,7 @@ export const OPTION_KEYS = [
   '@agent_quota_resets_at',
   '@agent_quota_at',
   '@agent_cost_usd',
+  '@agent_hook_at',
 ] as const;
 
 export type OptionKey = (typeof OPTION_KEYS)[number];

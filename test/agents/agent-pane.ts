@@ -23,6 +23,8 @@ export interface PaneOptions {
   launch?: (name: string) => string;
   /** How long each model answer stays unfinished. */
   holdMs?: number;
+  /** false: a 256-colour terminal (COLORTERM unset), as many people's are. Default true. */
+  truecolor?: boolean;
 }
 
 let seq = 0;
@@ -59,7 +61,10 @@ export class AgentPane {
   async start(): Promise<void> {
     const o = this.opts;
     const commands = o.commands?.(this.project, this.home) ?? [`echo ran >> ${this.ranFile}`];
-    this.fake = await startFakeModels({ commands, holdMs: o.holdMs ?? 4000, extraArgs: setUpAgentArgs(o.agent) });
+    // Each answer is held 8 s: a reading begun 1 s after the approve must still find the agent
+    // working, and on a loaded machine a one-shot `tma ls` has taken 6 s to answer (three cells'
+    // readers at once on two shared cores); held 4 s, the turn had ended before it looked.
+    this.fake = await startFakeModels({ commands, holdMs: o.holdMs ?? 8000, extraArgs: setUpAgentArgs(o.agent) });
     this.setup = setUpAgent(o.agent, { home: this.home, project: this.project, url: this.fake.url });
     if (o.hooks) {
       const r = await tma(['-L', this.tmux.name, 'install-hooks', o.agent, '--yes'], { env: this.env, timeoutMs: 30_000 });
@@ -72,14 +77,14 @@ export class AgentPane {
       ...this.setup.env,
       PATH: `${dirname(agentBin(o.agent))}:${process.env.PATH ?? ''}`,
       TERM: 'xterm-256color',
-      COLORTERM: 'truecolor',
+      ...(o.truecolor === false ? {} : { COLORTERM: 'truecolor' }),
       LANG: 'C.UTF-8',
     };
     // Through env(1), not new-session -e: tmux 3.3a gives a new session the client's PATH. A CI
     // run's markers (CI=true, CI_*) are taken out: an agent started by a person has none, and
     // Gemini CLI, seeing one, will not start its interactive screen.
     const unsets = Object.keys(process.env)
-      .filter((k) => k === 'CI' || k === 'CONTINUOUS_INTEGRATION' || k.startsWith('CI_'))
+      .filter((k) => k === 'CI' || k === 'CONTINUOUS_INTEGRATION' || k.startsWith('CI_') || (k === 'COLORTERM' && o.truecolor === false))
       .map((k) => `-u ${k}`);
     const assigns = [...unsets, ...Object.entries(env).map(([k, v]) => `${k}=${shq(v)}`)].join(' ');
     this.tmux.tmux(

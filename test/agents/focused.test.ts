@@ -1,6 +1,7 @@
 // Numbered failures of issue 21 that need a run of their own (the others are read off the matrix,
 // see matrix.test.ts): a hook claim beside a painted prompt (2), OpenCode's two prompts in a row
-// (5), an agent started through a wrapper (8). Each asserts what a person expects, on the agent.
+// (5), an agent started through a wrapper (8); Gemini's shell-mode composer; OpenCode's cursor
+// moved off "Allow once". Each asserts what a person expects, on the agent.
 // TMA_AGENTS_ONLY=opencode runs only the cases of those agents (see agents.ts `selected`).
 
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -54,11 +55,99 @@ async function drive(key: string, opts: PaneOptions, prompts: RegExp[]): Promise
   }
 }
 
+/**
+ * Gemini CLI's shell mode: `!` typed at an empty composer turns ` > ` into ` ! `; still idle. In a
+ * 256-colour terminal, where Gemini paints no ▀ edge under its box, only the composer row says so.
+ */
+interface ShellMode {
+  pane: AgentPane;
+  idle?: Look;
+  shell?: Look;
+  draft?: Look;
+  /** While the shell command runs. */
+  running?: Look;
+  /** After the shell command ran, back at the composer. */
+  after?: Look;
+  screens: string[];
+  error?: string;
+}
+let shellMode: ShellMode | null = null;
+
+async function driveShellMode(): Promise<void> {
+  if (!selected('gemini')) return;
+  const pane = new AgentPane(server!, { agent: 'gemini', rows: 40, hooks: false, truecolor: false });
+  shellMode = { pane, screens: [] };
+  try {
+    await pane.start();
+    shellMode.idle = await lsLook(pane);
+    pane.type('!');
+    if ((await waitForScreen(pane, /shell mode/i, 10_000)) === null) throw new Error(`shell mode never showed:\n${pane.screen()}`);
+    await new Promise((r) => setTimeout(r, 1000));
+    shellMode.screens.push(pane.screen());
+    shellMode.shell = await lsLook(pane);
+    // A command typed but not yet run is a draft: the person is still at the composer.
+    pane.type('sleep 3');
+    await new Promise((r) => setTimeout(r, 1000));
+    shellMode.screens.push(pane.screen());
+    shellMode.draft = await lsLook(pane);
+    // Run it: working while it runs, then back at the ` ! ` composer, still in shell mode.
+    pane.tmux.tmux('send-keys', '-t', pane.pane, 'Enter');
+    await new Promise((r) => setTimeout(r, 1200));
+    shellMode.screens.push(pane.screen());
+    shellMode.running = await lsLook(pane);
+    if ((await waitForScreen(pane, /✓ +Shell Command sleep 3/, 15_000)) === null) throw new Error(`sleep 3 never finished:\n${pane.screen()}`);
+    await new Promise((r) => setTimeout(r, 1500));
+    shellMode.screens.push(pane.screen());
+    shellMode.after = await untilState(() => lsLook(pane), 'idle', 5000);
+  } catch (e) {
+    shellMode.error = (e as Error).message.slice(0, 2000);
+  }
+}
+
+/**
+ * OpenCode without the tma plugin is answered with Enter, which takes whichever option is
+ * highlighted: the person moved it to "Allow always", so approve must not press it; moved back, it may.
+ */
+interface Cursor {
+  pane: AgentPane;
+  moved?: { outcome: string; raw: string; toolResults: number };
+  back?: { outcome: string; raw: string };
+  error?: string;
+}
+let cursor: Cursor | null = null;
+
+async function driveCursor(): Promise<void> {
+  if (!selected('opencode')) return;
+  const pane = new AgentPane(server!, { agent: 'opencode', rows: 40, hooks: false });
+  cursor = { pane };
+  try {
+    await pane.start();
+    await pane.submit(PROMPT);
+    const painted = await waitForScreen(pane, /Allow once/, 45_000);
+    if (painted === null) throw new Error(`the prompt never painted:\n${pane.screen()}`);
+    await sleepUntil(painted + 1000);
+    pane.tmux.tmux('send-keys', '-t', pane.pane, 'Right');
+    await new Promise((r) => setTimeout(r, 1000));
+    const a = await approve(pane, 'local');
+    await new Promise((r) => setTimeout(r, 1500));
+    cursor.moved = { outcome: a.outcome, raw: a.raw, toolResults: pane.fake.toolResults.length };
+    pane.tmux.tmux('send-keys', '-t', pane.pane, 'Left');
+    await new Promise((r) => setTimeout(r, 1000));
+    const b = await approve(pane, 'local');
+    cursor.back = { outcome: b.outcome, raw: b.raw };
+    await untilState(() => lsLook(pane), 'idle', 20_000);
+  } catch (e) {
+    cursor.error = (e as Error).message.slice(0, 2000);
+  }
+}
+
 beforeAll(async () => {
   const port = await freePort();
   server = new AgentTmux('ag-focus');
   server.start();
   await Promise.all([
+    driveShellMode(),
+    driveCursor(),
     drive('hook-claude', { agent: 'claude', rows: 40, hooks: true }, [/Do you want to proceed\?/]),
     drive('wrapper', { agent: 'claude', rows: 40, hooks: false, launch: (name) => `bash -c '${name}; exec bash'` }, [/Do you want to proceed\?/]),
     drive(
@@ -83,7 +172,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await Promise.all([...runs.values()].map((r) => r.pane.close()));
+  await Promise.all([...[...runs.values()].map((r) => r.pane.close()), shellMode?.pane.close(), cursor?.pane.close()]);
   server?.kill();
 }, 60_000);
 
@@ -111,6 +200,26 @@ describe('issue 21, on the real agents', () => {
       )
       .toEqual([true, true]);
     expect.soft(r.pane.fake.toolResults.length, 'both tool calls answered, once each').toBe(2);
+    expect.soft(r.pane.ranCount(), 'the command ran once').toBe(1);
+  });
+
+  it.skipIf(!selected('gemini'))("Gemini's shell-mode composer (` ! ` instead of ` > `) reads idle, empty or with a draft", () => {
+    const r = shellMode!;
+    expect.soft(r.error).toBeUndefined();
+    expect.soft(r.idle?.state, 'idle before shell mode').toBe('idle');
+    expect.soft(r.shell?.state, 'idle in shell mode').toBe('idle');
+    expect.soft(r.draft?.state, 'idle with a shell command typed').toBe('idle');
+    expect.soft(r.running?.state, 'working while the shell command runs').toBe('working');
+    expect.soft(r.after?.state, 'idle once the shell command ran and the composer is back').toBe('idle');
+  });
+
+  it.skipIf(!selected('opencode'))('approve never presses Enter on an OpenCode option the person moved the cursor to', () => {
+    const r = cursor!;
+    expect.soft(r.error).toBeUndefined();
+    expect.soft(r.moved?.outcome, `cursor on "Allow always": ${r.moved?.raw}`).toBe('refused');
+    expect.soft(r.moved?.toolResults, 'nothing answered while the cursor was elsewhere').toBe(0);
+    expect.soft(answered(r.back?.outcome), `cursor back on "Allow once": ${r.back?.raw}`).toBe(true);
+    expect.soft(r.pane.fake.toolResults.length, 'answered once').toBe(1);
     expect.soft(r.pane.ranCount(), 'the command ran once').toBe(1);
   });
 

@@ -142,7 +142,7 @@ export async function runScenario(p: AgentPane, cell: Omit<CellRecord, 'toolResu
   try {
     rec.idle = await lsLook(p);
     await p.submit(PROMPT);
-    // The model holds its answer (4 s): once the turn reached it, the agent is working.
+    // The model holds its answer (8 s): once the turn reached it, the agent is working.
     if ((await until(() => p.fake.turns > 0, 60_000)) === null) throw new Error(`the prompt never reached the model:\n${p.screen()}`);
     await sleepUntil(p.fake.firstTurnAt + 700);
     rec.working = await lsLook(p);

@@ -59,7 +59,7 @@ function stored(): Record<string, string> {
   return out;
 }
 
-const hook = (at: number): Guard => ({ kind: 'hook_arbitrate', evidenceAt: at });
+const hook = (at: number): Guard => ({ kind: 'hook_arbitrate', sentAt: at });
 
 describe('guards on a real server', () => {
   it('a hook stamp lands whole on a capture stamp whose evidence is newer', async () => {
@@ -144,6 +144,35 @@ describe('hook events applied in the order they were sent', () => {
     const after = stored();
     expect(after['@agent_state']).toBe('blocked');
     for (const k of ['@agent_pending_tool', '@agent_pending_call', '@agent_pending_summary']) expect(after[k], k).toBe(before[k]);
+  });
+
+  // Gemini CLI with a collector: its screen read corroborated the working claim of BeforeAgent
+  // (evidence_at moved to the capture) just before the BeforeTool hook process, started late,
+  // got round to its write. The event was sent after the claim, so all of it lands.
+  const gemini = (name: string, sent: number, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ session_id: 'g-1', hook_event_name: name, timestamp: new Date(sent).toISOString(), ...extra });
+  const beforeTool = (sent: number) => gemini('BeforeTool', sent, { tool_name: 'run_shell_command', tool_input: { command: 'echo ran >> ran.txt' } });
+  const notification = (sent: number) =>
+    gemini('Notification', sent, { notification_type: 'ToolPermission', details: { type: 'exec', command: 'echo ran >> ran.txt' } });
+
+  it('a hook event lands whole after a screen read corroborated the claim before it', async () => {
+    await event('gemini', 'BeforeAgent', gemini('BeforeAgent', T0), T0 + 100);
+    await publish(plan({ state: 'working', source: 'hook', evidenceAt: T0 + 3000, name: 'gemini', guard: { kind: 'refresh_claim', state: 'working' } }));
+    expect(stored()['@agent_evidence_at']).toBe(String(T0 + 3000));
+    await event('gemini', 'BeforeTool', beforeTool(T0 + 2000), T0 + 2900);
+    expect(stored()).toMatchObject({ '@agent_pending_tool': 'run_shell_command', '@agent_pending_summary': 'run_shell_command: echo ran >> ran.txt' });
+    await publish(plan({ state: 'working', source: 'hook', evidenceAt: T0 + 6000, name: 'gemini', guard: { kind: 'refresh_claim', state: 'working' } }));
+    await event('gemini', 'Notification', notification(T0 + 5000), T0 + 5800);
+    expect(stored()).toMatchObject({ '@agent_state': 'blocked', '@agent_detail': 'permission', '@agent_pending_tool': 'run_shell_command' });
+  });
+
+  it("events are ordered by the agent's own timestamp, not by when their processes took them in", async () => {
+    await event('gemini', 'BeforeAgent', gemini('BeforeAgent', T0), T0 + 100);
+    // The Notification's process was quicker than the BeforeTool's sent before it.
+    await event('gemini', 'Notification', notification(T0 + 1000), T0 + 3000);
+    await event('gemini', 'BeforeTool', beforeTool(T0 + 500), T0 + 3500);
+    expect(stored()).toMatchObject({ '@agent_state': 'blocked', '@agent_evidence_at': String(T0 + 3000), '@agent_hook_at': String(T0 + 1000) });
+    expect(t.option(pane, '@agent_pending_tool')).toBe('');
   });
 });
 

@@ -53,10 +53,10 @@ function act(pane: string) {
   return tma(['--socket-name', t.name, 'act', 'approve', '--pane', pane, '--json'], { env });
 }
 
-function event(pane: string, kind: string) {
+function event(pane: string, kind: string, input = '{"session_id":"s-1","tool_name":"Bash","tool_input":{"command":"touch made"}}') {
   return tma(['--socket-name', t.name, 'event', '--agent', 'claude', '--kind', kind, '--payload', '-'], {
     env: { ...env, TMUX_PANE: pane },
-    input: '{"session_id":"s-1","tool_name":"Bash","tool_input":{"command":"touch made"}}',
+    input,
   });
 }
 
@@ -111,5 +111,40 @@ describe('an answered prompt while the agent works', () => {
     expect(row?.prompt_id ?? null).toBeNull();
     expect(JSON.parse(await status())).toMatchObject({ counts: { blocked: 0, working: 1 } });
     expect(a.keys()).toBe('1');
+  });
+});
+
+describe("an answered prompt a hook claimed, the agent's next hook event not there yet", () => {
+  it('ls and status say working once the dialog is gone from the screen', async () => {
+    const pane = t.start();
+    const a = await t.standIn(pane, 'claude', SCREENS.claudeIdle, { afterKey: { fixture: SCREENS.claudeWorking, delayMs: 0 } });
+    // The agent's own blocked claim, then its dialog (a hook process per event: the one after the
+    // answer may come seconds later under load; here it never comes).
+    const notify = '{"session_id":"s-1","notification_type":"permission_prompt","message":"Claude needs your permission to use Bash"}';
+    expect((await event(pane, 'Notification', notify)).code).toBe(0);
+    expect(t.option(pane, '@agent_state')).toBe('blocked');
+    await a.paint(SCREENS.claudeBlocked);
+    await nextSecond();
+    expect(await ls(pane)).toMatchObject({ state: 'blocked' });
+    const r = await act(pane);
+    expect(JSON.parse(r.stdout)).toMatchObject({ outcome: 'sent' });
+    await waitFor(() => t.tmux('display-message', '-p', '-t', pane, '#{pane_title}').startsWith('⠂'), 'working painted');
+    await nextSecond();
+    expect(await ls(pane)).toMatchObject({ state: 'working' });
+    expect(JSON.parse(await status())).toMatchObject({ counts: { blocked: 0, working: 1 } });
+    expect(a.keys()).toBe('1');
+  });
+
+  it('a dialog still showing after the answer keeps the claim', async () => {
+    const pane = t.start();
+    // The key did not take: the agent shows the same dialog.
+    const a = await t.standIn(pane, 'claude', SCREENS.claudeIdle);
+    const notify = '{"session_id":"s-1","notification_type":"permission_prompt","message":"Claude needs your permission to use Bash"}';
+    expect((await event(pane, 'Notification', notify)).code).toBe(0);
+    await a.paint(SCREENS.claudeBlocked);
+    await nextSecond();
+    expect(JSON.parse((await act(pane)).stdout)).toMatchObject({ outcome: 'sent' });
+    await nextSecond();
+    expect(await ls(pane)).toMatchObject({ state: 'blocked' });
   });
 });

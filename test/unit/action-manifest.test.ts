@@ -55,8 +55,11 @@ describe('bundled actions', () => {
   it('approve', () => {
     const a = get('approve');
     expect(a.when).toEqual({ state: ['blocked'], detail: ['permission'], contextPctMin: null, contextPctMax: null });
-    expect(a.keys).toEqual({ claude: ['1'], codex: ['Enter'], gemini: ['1'], opencode: ['Enter'] });
+    // Codex's "y" picks "Yes, proceed" wherever its cursor is; OpenCode's Enter only while its
+    // dialog highlights "Allow once".
+    expect(a.keys).toEqual({ claude: ['1'], codex: ['y'], gemini: ['1'], opencode: ['Enter'] });
     expect(a.api).toEqual({ opencode: { op: 'permission-reply', reply: 'once' } });
+    expect(a.kind === 'keys' && a.cursor).toEqual({ opencode: 'Allow once' });
     expect(actionAgents(a)).toEqual(['claude', 'codex', 'gemini', 'opencode']);
   });
 
@@ -145,6 +148,9 @@ describe('refusals', () => {
     ['detach_timeout_ms of 0', `${EXEC}detach_timeout_ms = 0\n`, 'detach_timeout_ms', /.+/],
     ['unknown top-level key', `${EXEC}confrim = true\n`, 'confrim', /unknown key/],
     ['unknown key in [when]', `${EXEC}[when]\nstates = ["idle"]\n`, 'when.states', /unknown key/],
+    ['cursor for an agent without keys', `${KEYS}[keys]\nclaude = ["x"]\n[cursor]\nopencode = "Allow once"\n`, 'cursor.opencode', /no \[keys\]/],
+    ['empty cursor option', `${KEYS}[keys]\nclaude = ["x"]\n[cursor]\nclaude = " "\n`, 'cursor.claude', /.+/],
+    ['exec with [cursor]', `${EXEC}[cursor]\nclaude = "Yes"\n`, 'cursor', /exec action/],
     ['unknown key in an api entry', `${KEYS}[api]\nopencode = { op = "permission-reply", reply = "once", x = 1 }\n`, 'api.opencode.x', /unknown key/],
   ])('%s', (_what, text, key, problem) => {
     const e = failure(text);

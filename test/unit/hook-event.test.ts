@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  eventSentAt,
   compileMatcher,
   decideEvent,
   eventSession,
@@ -459,5 +460,24 @@ describe('registerExtras', () => {
     expect(registerExtras('{"api_endpoint":"http://a\\u0007"}').apiEndpoint).toBeNull();
     expect(registerExtras('{"api_endpoint":"ftp://a"}').apiEndpoint).toBeNull();
     expect(registerExtras('{"api_endpoint":5}').apiEndpoint).toBeNull();
+  });
+});
+
+describe('eventSentAt', () => {
+  const NOW = Date.parse('2026-12-02T01:27:58.000Z');
+  it("takes the agent's own ISO timestamp (Gemini CLI's base input)", () => {
+    expect(eventSentAt('{"session_id":"s","timestamp":"2026-12-02T01:27:56.076Z"}', NOW)).toBe(NOW - 1924);
+  });
+  it('falls back to the intake time without one, or with one it cannot believe', () => {
+    for (const p of [
+      '{"session_id":"s"}',
+      'not json',
+      '{"timestamp":1796174876076}',
+      '{"timestamp":"yesterday"}',
+      '{"timestamp":"2026-12-02T01:28:30.000Z"}',
+      '{"timestamp":"2026-12-02T01:10:00.000Z"}',
+    ]) {
+      expect(eventSentAt(p, NOW), p).toBe(NOW);
+    }
   });
 });

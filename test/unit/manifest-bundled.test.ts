@@ -152,7 +152,7 @@ describe('bundled agent manifests', () => {
       'all[contains(Allow execution of), contains(Allow once)]',
       'contains(esc to cancel)',
       'line_regex(^\\s*▀{10,}\\s*$)',
-      'line_regex(^ > )',
+      'line_regex(^ [>!] )',
     ]);
   });
 
@@ -241,6 +241,10 @@ describe('bundled agent manifests', () => {
     if (geminiComposer?.kind !== 'line_regex') throw new Error('gemini r3 shape');
     expect(geminiComposer.re.test(' >   Type your message or @path/to/file')).toBe(true);
     expect(geminiComposer.re.test(' > half typed draft')).toBe(true);
+    // Shell mode (`!` typed at the composer) draws ` ! ` in its place.
+    expect(geminiComposer.re.test(' !   Type your shell command')).toBe(true);
+    expect(geminiComposer.re.test(' ! sleep 3')).toBe(true);
+    expect(geminiComposer.re.test('   ! an indented line of output')).toBe(false);
     expect(geminiComposer.re.test('   > a quoted line of a reply')).toBe(false);
     expect(geminiComposer.re.test('> no leading space')).toBe(false);
   });

@@ -138,12 +138,20 @@ describe('guardSuppresses', () => {
     expect(guardSuppresses(g, null)).toBe(true);
   });
 
-  it('arbitrates hooks by evidence time, equal times going to the newcomer', () => {
-    const g: Guard = { kind: 'hook_arbitrate', evidenceAt: NOW };
-    expect(guardSuppresses(g, hookAt(NOW - 1))).toBe(false);
-    expect(guardSuppresses(g, hookAt(NOW))).toBe(false);
-    expect(guardSuppresses(g, hookAt(NOW + 1))).toBe(true);
-    expect(guardSuppresses(g, stamp({ source: 'capture', evidenceAt: NOW + 1 }))).toBe(false);
+  it('arbitrates hooks by the last hook event time, equal times going to the newcomer', () => {
+    const g: Guard = { kind: 'hook_arbitrate', sentAt: NOW };
+    const sent = (t: number, over = stamp({ source: 'hook', evidenceAt: t })) => ({ ...over, hookAt: t });
+    expect(guardSuppresses(g, sent(NOW - 1))).toBe(false);
+    expect(guardSuppresses(g, sent(NOW))).toBe(false);
+    expect(guardSuppresses(g, sent(NOW + 1))).toBe(true);
+    // Whatever source the stored tuple has now: a screen read never reorders hook events.
+    expect(guardSuppresses(g, sent(NOW + 1, stamp({ source: 'capture', evidenceAt: NOW + 1 })))).toBe(true);
+    // A screen corroboration moved evidence_at past the event; the hook before it was older.
+    expect(guardSuppresses(g, sent(NOW - 500, stamp({ source: 'hook', evidenceAt: NOW + 900 })))).toBe(false);
+    expect(guardSuppresses(g, null)).toBe(false);
+    // A stored time more than a minute ahead is a backward clock step: it holds nothing back.
+    expect(guardSuppresses(g, sent(NOW + 60_000))).toBe(true);
+    expect(guardSuppresses(g, sent(NOW + 60_001))).toBe(false);
   });
 });
 
@@ -235,9 +243,11 @@ describe('projectStamp', () => {
   it('projects hook arbitration both ways', () => {
     const prev = stamp({ source: 'hook', state: 'working', evidenceAt: NOW });
     const hookPlan = (ev: number) =>
-      plan({ state: 'idle', source: 'hook', evidenceAt: ev, since: ev, stampedAt: ev, guard: { kind: 'hook_arbitrate', evidenceAt: ev } });
-    expect(projectStamp(prev, hookPlan(NOW - 1))?.state).toBe('working');
-    expect(projectStamp(prev, hookPlan(NOW))).toMatchObject({ state: 'idle', source: 'hook', evidenceAt: NOW });
+      plan({ state: 'idle', source: 'hook', evidenceAt: ev, since: ev, stampedAt: ev, guard: { kind: 'hook_arbitrate', sentAt: ev } });
+    expect(projectStamp(prev, hookPlan(NOW - 1), { hookAt: NOW })?.state).toBe('working');
+    expect(projectStamp(prev, hookPlan(NOW), { hookAt: NOW })).toMatchObject({ state: 'idle', source: 'hook', evidenceAt: NOW });
+    // The claim's evidence moved on by a screen corroboration: an event sent after the claim lands.
+    expect(projectStamp({ ...prev, evidenceAt: NOW + 900 }, hookPlan(NOW + 500), { hookAt: NOW })?.state).toBe('idle');
   });
 
   it('replays the chain: a hook lands whole on a capture stamp with newer evidence', () => {
@@ -252,11 +262,16 @@ describe('projectStamp', () => {
       evidenceAt: ev,
       since: ev,
       setAttention: true,
-      guard: { kind: 'hook_arbitrate', evidenceAt: ev },
+      guard: { kind: 'hook_arbitrate', sentAt: ev },
     });
     expect(projectStamp(prev, p)).toMatchObject({ state: 'idle', detail: 'x', source: 'hook', since: ev, evidenceAt: ev, attention: true });
-    // A stored hook claim with newer evidence still holds the whole chain off.
-    expect(projectStamp({ ...prev, source: 'hook' }, p)).toMatchObject({ state: 'working', source: 'hook', evidenceAt: NOW + 5, attention: false });
+    // A hook event sent later than this one holds the whole chain off.
+    expect(projectStamp({ ...prev, source: 'hook' }, p, { hookAt: NOW + 5 })).toMatchObject({
+      state: 'working',
+      source: 'hook',
+      evidenceAt: NOW + 5,
+      attention: false,
+    });
   });
 
   it('ignores guards in advisory mode but keeps producer-side write-once since', () => {

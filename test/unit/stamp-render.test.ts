@@ -77,7 +77,8 @@ describe('suppressExpr', () => {
       [{ kind: 'protect_hook' }, '#{==:#{@agent_source},hook}'],
       [{ kind: 'carve_out', captureAt: 1700000000123 }, '#{&&:#{==:#{@agent_source},hook},#{e|<=:1700000000123,#{@agent_evidence_at}}}'],
       [{ kind: 'refresh_claim', state: 'idle' }, '#{?#{==:#{@agent_state},idle},0,1}'],
-      [{ kind: 'hook_arbitrate', evidenceAt: 1700000000456 }, '#{&&:#{==:#{@agent_source},hook},#{e|<:1700000000456,#{@agent_evidence_at}}}'],
+      // Ordered by the last hook event's own time, never by evidence_at; a minute ahead is a clock step.
+      [{ kind: 'hook_arbitrate', sentAt: 1700000000456 }, '#{&&:#{e|<:1700000000456,#{@agent_hook_at}},#{e|<=:#{@agent_hook_at},1700000060456}}'],
     ];
     for (const [guard, expr] of cases) expect(suppressExpr(guard)).toBe(expr);
   });
@@ -122,9 +123,9 @@ describe('renderPublish, guarded', () => {
     ]);
   });
 
-  it('a hook stamp writes evidence_at before source, under its arbitration guard', () => {
-    const S = `#{&&:#{==:#{@agent_source},hook},#{e|<:${NOW},#{@agent_evidence_at}}}`;
-    const guard: Guard = { kind: 'hook_arbitrate', evidenceAt: NOW };
+  it('a hook stamp writes evidence_at before source and its own hook time, under its arbitration guard', () => {
+    const S = `#{&&:#{e|<:${NOW},#{@agent_hook_at}},#{e|<=:#{@agent_hook_at},${NOW + 60000}}}`;
+    const guard: Guard = { kind: 'hook_arbitrate', sentAt: NOW };
     const cmds = renderPublish(P, plan({ state: 'working', detail: null, source: 'hook', evidenceAt: NOW, since: NOW, setAttention: false, guard }), {
       guarded: true,
       prev: null,
@@ -135,6 +136,7 @@ describe('renderPublish, guarded', () => {
       g('@agent_detail', S, ''),
       g('@agent_evidence_at', S, String(NOW)),
       g('@agent_source', S, 'hook'),
+      g('@agent_hook_at', S, String(NOW)),
       plain('@agent_hash', '42'),
       plain('@agent_pid', '4242'),
       plain('@agent_name', 'claude'),
@@ -232,7 +234,7 @@ describe('renderRemove', () => {
     const cmds = renderRemove(P);
     expect(cmds).toEqual(REMOVAL_SET.map((k) => unset(k)));
     expect(cmds[0]).toEqual(['set-option', '-p', '-u', '-t', P, '@agent_state']);
-    expect(cmds).toHaveLength(34);
+    expect(cmds).toHaveLength(35);
   });
 });
 
@@ -260,12 +262,12 @@ describe('renderRollups', () => {
       ['set-option', '-u', '-t', P, '@agent_session_summary'],
     ];
     expect(renderRollups(P, '', '')).toEqual(expected);
-    expect(renderRollups(P, '', '', { kind: 'hook_arbitrate', evidenceAt: NOW })).toEqual(expected);
+    expect(renderRollups(P, '', '', { kind: 'hook_arbitrate', sentAt: NOW })).toEqual(expected);
   });
 
   it('rides a guard with -F', () => {
-    const S = `#{&&:#{==:#{@agent_source},hook},#{e|<:${NOW},#{@agent_evidence_at}}}`;
-    expect(renderRollups(P, 'working:1', '', { kind: 'hook_arbitrate', evidenceAt: NOW })).toEqual([
+    const S = `#{&&:#{e|<:${NOW},#{@agent_hook_at}},#{e|<=:#{@agent_hook_at},${NOW + 60000}}}`;
+    expect(renderRollups(P, 'working:1', '', { kind: 'hook_arbitrate', sentAt: NOW })).toEqual([
       ['set-option', '-w', '-F', '-t', P, '@agent_summary', `#{?${S},#{@agent_summary},working:1}`],
       ['set-option', '-u', '-t', P, '@agent_session_summary'],
     ]);
@@ -274,14 +276,14 @@ describe('renderRollups', () => {
 
 describe('renderHookCompanion', () => {
   it('writes under the same guard', () => {
-    expect(renderHookCompanion(P, '@agent_turn_at', String(NOW), { kind: 'hook_arbitrate', evidenceAt: NOW })).toEqual([
+    expect(renderHookCompanion(P, '@agent_turn_at', String(NOW), { kind: 'hook_arbitrate', sentAt: NOW })).toEqual([
       'set-option',
       '-p',
       '-F',
       '-t',
       P,
       '@agent_turn_at',
-      `#{?#{&&:#{==:#{@agent_source},hook},#{e|<:${NOW},#{@agent_evidence_at}}},#{@agent_turn_at},${NOW}}`,
+      `#{?#{&&:#{e|<:${NOW},#{@agent_hook_at}},#{e|<=:#{@agent_hook_at},${NOW + 60000}}},#{@agent_turn_at},${NOW}}`,
     ]);
   });
 

@@ -27,7 +27,8 @@ export async function main(p: Parsed<typeof LS>): Promise<number> {
           if (rows.length) process.stdout.write(lsTable(rows, Date.now(), { server: servers, title: true }));
         } else for (const r of rows) process.stdout.write(`${lsTextLine(r)}\n`);
         // Nothing where it looked: say where agents do run (stderr, so a script's stdout stays empty).
-        if (rows.length === 0 && locals.length === 1 && !coversAllServers(p)) {
+        // --json keeps an empty stderr: an empty list is the answer a program asked for.
+        if (rows.length === 0 && p.opts.json !== true && locals.length === 1 && !coversAllServers(p)) {
           const hint = await agentServersHint(p, socketOf(locals[0]!));
           if (hint || human) process.stderr.write(`tma: no agent panes here${hint}\n`);
         } else if (rows.length === 0 && human) process.stderr.write('tma: no agent panes on any tmux server\n');

@@ -25,8 +25,8 @@ const TOKENS: Record<Host | 'operator', string> = {
   mini: 'tok-wf-mini-d4',
   operator: 'tok-wf-operator-e5',
 };
-/** What each agent's approve sends (manifests/actions/approve.toml): claude "1", codex Enter. */
-const APPROVE_KEY: Record<string, string> = { claude: '1', codex: '\r' };
+/** What each agent's approve sends (manifests/actions/approve.toml): claude "1", codex "y" ("Yes, proceed", wherever its cursor is). */
+const APPROVE_KEY: Record<string, string> = { claude: '1', codex: 'y' };
 const TEN_MIN = 10 * 60_000;
 
 interface Pane {

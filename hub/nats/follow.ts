@@ -25,6 +25,13 @@ export interface Following {
 
 const LIST_TIMEOUT_MS = 30_000;
 const RETRY_MS = 500;
+/**
+ * How often the watch is checked against the bucket's own last revision. A watch whose consumer
+ * sat on a node that died can stay open and silent while the bucket moves on (the client is
+ * connected elsewhere, so no reconnect tells it); one found behind twice in a row, with nothing
+ * applied between, is restarted from its revision, as a list+watch client relists a stuck watch.
+ */
+const STALL_CHECK_MS = 2000;
 
 export async function follow(kv: KV, sink: Followed, logger: Logger, what: string): Promise<Following> {
   let revision = 0;
@@ -79,19 +86,43 @@ export async function follow(kv: KV, sink: Followed, logger: Logger, what: strin
     }
   }
 
+  let behindAt: number | null = null;
+  const stallTimer = setInterval(() => {
+    if (stopped || !listed) return;
+    kv.status().then(
+      (st) => {
+        const last = st.streamInfo.state.last_seq;
+        if (last <= revision) {
+          behindAt = null;
+          return;
+        }
+        if (behindAt === revision) {
+          logger.warn({ bucket: what, revision, last }, 'NATS watch fell behind its bucket; restarting it from the last revision');
+          behindAt = null;
+          restart();
+        } else behindAt = revision;
+      },
+      () => undefined,
+    );
+  }, STALL_CHECK_MS);
+  stallTimer.unref();
+
+  function restart(): void {
+    generation++;
+    current?.stop();
+    current = null;
+    void run(generation);
+  }
+
   void run(generation);
   return {
     ready,
     revision: () => revision,
-    restart() {
-      generation++;
-      current?.stop();
-      current = null;
-      void run(generation);
-    },
+    restart,
     stop() {
       stopped = true;
       clearTimeout(timer);
+      clearInterval(stallTimer);
       current?.stop();
     },
   };

@@ -4,6 +4,12 @@
 // port and journal, one collector's link is cut for 20 s, and one receiver answers 500 for the
 // first 30 s. Every blocked episode the stand-ins went through must reach each receiver exactly
 // once, and so must the `resolved` that followed its answer.
+//
+// The receivers do what the contract asks of one: a message whose `delivery` id they already took
+// is a repeat and is dropped. The hub promises a repeat only under the same id (a kill -9 between
+// the receiver's 2xx and the hub's journal line sends that message again after the restart; no
+// sender can rule that out), so the test checks that every repeat is exactly a message already
+// taken, and that no event ever arrives under two ids: that would be the hub ringing twice.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
@@ -34,9 +40,21 @@ interface Received {
   episode_ms: number;
 }
 
+interface Receiver {
+  url: string;
+  got: Received[];
+  refused: number;
+  /** The events of every message taken, by delivery id (also the `x-tma-delivery` header). */
+  byDelivery: Map<string, string>;
+  /** Messages that came again under an id already taken, and those whose events differed. */
+  repeats: number;
+  mismatched: string[];
+  server: Server;
+}
+
 /** A webhook receiver that keeps what it answered 2xx to, and answers 500 while `failing()`. */
-async function receiver(failing: () => boolean): Promise<{ url: string; got: Received[]; refused: number; server: Server }> {
-  const r = { url: '', got: [] as Received[], refused: 0, server: null as unknown as Server };
+async function receiver(failing: () => boolean): Promise<Receiver> {
+  const r: Receiver = { url: '', got: [], refused: 0, byDelivery: new Map(), repeats: 0, mismatched: [], server: null as unknown as Server };
   r.server = createServer((req, res) => {
     let body = '';
     req.on('data', (d) => (body += d));
@@ -46,7 +64,20 @@ async function receiver(failing: () => boolean): Promise<{ url: string; got: Rec
         res.writeHead(500).end();
         return;
       }
-      const doc = JSON.parse(body) as { schema: number; events: Received[] };
+      const doc = JSON.parse(body) as { schema: number; delivery: string; events: (Received & { at: number })[] };
+      const header = req.headers['x-tma-delivery'];
+      // What identifies the message's content: its events as the hub recorded them (`at` is the
+      // collector's instant, so a re-formed message with other events would not match).
+      const content = JSON.stringify(doc.events.map((e) => [e.trigger, e.host, e.pane, e.episode_ms, e.at]));
+      if (header !== doc.delivery) r.mismatched.push(`header ${String(header)} vs body ${doc.delivery}`);
+      const seen = r.byDelivery.get(doc.delivery);
+      if (seen !== undefined) {
+        r.repeats++;
+        if (seen !== content) r.mismatched.push(`${doc.delivery}: ${seen} then ${content}`);
+        res.writeHead(204).end();
+        return;
+      }
+      r.byDelivery.set(doc.delivery, content);
       r.got.push(...doc.events);
       res.writeHead(204).end();
     });
@@ -304,6 +335,8 @@ it('delivers one blocked and one resolved per episode to every sink across a hub
   // set may hold a few more than the test saw; each of those is still exactly once.)
   const sets: Set<string>[] = [];
   for (const r of [ok, flaky]) {
+    // A repeated id carried exactly the message first taken under it, and the header named it.
+    expect(r.mismatched).toEqual([]);
     const blocked = keysOf(r, 'blocked');
     const resolved = keysOf(r, 'resolved');
     expect(new Set(blocked).size).toBe(blocked.length);
@@ -332,6 +365,7 @@ it('delivers one blocked and one resolved per episode to every sink across a hub
   expect(metrics).toMatch(/tma_hub_notify_failed_total\{sink="flaky"\} [1-9]/);
   console.log(
     `fleet notify: ${[...runs.values()].reduce((a, b) => a + b, 0)} blocked runs, ${episodes.size} settled episodes seen, ${sets[0]!.size} notified, over ${HOSTS.length}×${PANES_PER_HOST} panes in ${Math.round((Date.now() - t0) / 1000)} s; ` +
-      `ops got ${ok.got.length} events, flaky got ${flaky.got.length} after refusing ${flaky.refused} requests`,
+      `ops got ${ok.got.length} events, flaky got ${flaky.got.length} after refusing ${flaky.refused} requests; ` +
+      `repeated delivery ids dropped: ops ${ok.repeats}, flaky ${flaky.repeats}`,
   );
 });

@@ -2,8 +2,9 @@
 // stand-in agents, 40 shells), `tma watch` running in a terminal (a pane of a second server, as a
 // person would run it), and in the same run an idle `tmux attach` client of the first server, the
 // cost a person already accepts. CPU time from /proc (utime+stime, children included), per minute.
-// The watch drives its own detection cycles (no collector needed), once a second; a cycle that
-// changes nothing redraws nothing. Also counts the bytes the watch wrote to its terminal.
+// The watch drives its own detection cycles (no collector needed) when tmux reports a move, and
+// a cycle that changes nothing redraws nothing. Also counts the bytes the watch wrote to its
+// terminal (an age label turns over at most once a minute).
 //
 // Build, then run (not part of any test run):  npm run build && node dist/bench/watch.js [SECS=60]
 
@@ -95,7 +96,7 @@ async function main(): Promise<void> {
   console.log(`tma watch (its tmux link included):  ${perMin(w)}`);
   console.log(`idle tmux client (tmux attach):      ${perMin(c)}`);
   console.log(`tmux server meanwhile:               ${perMin(s)} (serves both, and the watch's cycles)`);
-  console.log(`bytes the watch wrote to its terminal: ${bytes} (${((bytes * 60) / SECS).toFixed(0)}/min: the age labels ticking)`);
+  console.log(`bytes the watch wrote to its terminal: ${bytes} (${((bytes * 60) / SECS).toFixed(0)}/min: age labels turning over)`);
 }
 
 await main();

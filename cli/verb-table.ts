@@ -75,6 +75,7 @@ export const VERB_TABLE = {
       'tma act NAME [--pane ID | selectors [--all]] [--dry-run] [--yes] [--force] [--json]',
       'tma act --list [--json] [--pane ID]',
       'tma act --menu [--pane ID]',
+      'tma --hub URL act --menu --host H --pane ID',
     ],
     help: '  fire an action (approve, deny, …) at agent panes\n\n  tma act approve --pane %3\n  tma act --list --pane %3',
     overview: [
@@ -93,7 +94,10 @@ export const VERB_TABLE = {
       const fire = (await import('./verbs/act.js')).main;
       return async (p: Parsed<typeof F.ACT>) => (p.opts.menu === true ? (await import('./verbs/act-menu.js')).main(p) : fire(p));
     },
-    fleet: async () => (await import('./fleet/act-verb.js')).main,
+    fleet: async () => {
+      const fire = (await import('./fleet/act-verb.js')).main;
+      return async (p: Parsed<typeof F.ACT>) => (p.opts.menu === true ? (await import('./verbs/act-menu.js')).fleetMain(p) : fire(p));
+    },
   }),
   watch: verb({
     flags: F.WATCH,

@@ -3,6 +3,9 @@
 // runs under tmux's run-shell with no terminal: it opens a tmux menu on the pane, whose fireable
 // entries ask for a y first (confirm-before) and then run `tma act NAME --pane ID` bound to the
 // prompt the menu showed. On a terminal it lists them and asks there instead.
+// With `--hub URL --host H --pane ID` the pane's own host judges (POST /v1/preview, the fleet
+// dry run's question) and a choice runs the fleet act (`tma --hub … act NAME --host …`), bound
+// to the prompt the list showed; it needs a terminal, since a tmux menu here is not on that host.
 
 import { createInterface } from 'node:readline';
 import { randomBytes } from 'node:crypto';
@@ -12,13 +15,18 @@ import { UsageError, type Parsed } from '../args.js';
 import type { ACT } from '../verb-flags.js';
 import { ExitError, guard, openLocal } from '../local.js';
 import { tmaBin } from '../install/paths.js';
+import { preview } from '../fleet/act-preview.js';
+import { pickRow } from '../fleet/act-verb.js';
+import { getJson, hubTarget, selectorQuery } from '../fleet/hub-client.js';
+import type { FleetDocument } from '../../shared/fleet.js';
 import { loadActionList, localMenu } from '../watch/menu-items.js';
 import { verbOf, type MenuItem } from '../watch/model.js';
 import { clean, fit } from '../watch/render.js';
-import { fromLocal, type WatchRow } from '../watch/rows.js';
+import { fromFleet, fromLocal, type WatchRow } from '../watch/rows.js';
 import { binderFlags, outcomeWord, runTma } from '../watch/source.js';
 
 const ALLOWED = new Set(['menu', 'pane']);
+const FLEET_ALLOWED = new Set(['menu', 'pane', 'host', 'server']);
 
 const q = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
 /** Text tmux shows (a menu label, a prompt): `#` would start a format. */
@@ -70,7 +78,8 @@ export async function main(p: Parsed<typeof ACT>): Promise<number> {
       const config = p.globals.config;
       const server = [...targetFlags(local.target), ...(config ? ['--config', config] : [])];
       const slot = () => `menu-${randomBytes(9).toString('hex')}`;
-      if (process.stdin.isTTY && process.stdout.isTTY) return await onTerminal(items, row, server, slot());
+      const fire = (it: MenuItem) => runTma([...server, 'act', it.action, '--pane', row.pane, ...binderFlags(row, slot())]);
+      if (process.stdin.isTTY && process.stdout.isTTY) return await onTerminal(items, row, fire);
       const bin = tmaBin(process.env);
       const exe = bin.endsWith('.js') ? [process.execPath, bin] : [bin];
       const args = menuArgs(items, row, (it) => [...exe, ...server, 'act', it.action, '--pane', pane, ...binderFlags(row, slot())]);
@@ -88,7 +97,12 @@ export async function main(p: Parsed<typeof ACT>): Promise<number> {
   });
 }
 
-async function onTerminal(items: MenuItem[], row: WatchRow, server: string[], slot: string): Promise<number> {
+/** The list on a terminal, one choice, a y, then `fire`: the act command itself, as a child. */
+async function onTerminal(
+  items: MenuItem[],
+  row: WatchRow,
+  fire: (item: MenuItem) => Promise<{ code: number; stdout: string; stderr: string }>,
+): Promise<number> {
   const out = process.stdout;
   out.write(`actions for ${row.agent} on ${row.host} ${row.locator} (${row.pane}):\n`);
   items.forEach((it, i) => out.write(`  ${i + 1}. ${it.label} (${it.action})${it.refusal === null ? '' : ` — would not fire: ${it.refusal}`}\n`));
@@ -110,10 +124,62 @@ async function onTerminal(items: MenuItem[], row: WatchRow, server: string[], sl
       out.write('cancelled\n');
       return 0;
     }
-    const res = await runTma([...server, 'act', item.action, '--pane', row.pane, ...binderFlags(row, slot)]);
+    const res = await fire(item);
     out.write(`${item.action} ${row.pane}: ${outcomeWord(res)}\n`);
     return res.code;
   } finally {
     rl.close();
   }
+}
+
+/** `tma --hub URL act --menu --host H --pane ID`: judged on the pane's host, fired through the hub. */
+export async function fleetMain(p: Parsed<typeof ACT>): Promise<number> {
+  const extra = Object.keys(p.opts).filter((k) => !FLEET_ALLOWED.has(k) && p.opts[k as keyof typeof p.opts] !== undefined);
+  if (extra.length) throw new UsageError(`--menu cannot be combined with --${extra[0]}`);
+  if (p.positionals.length) throw new UsageError('--menu takes no action name');
+  const pane = p.opts.pane;
+  if (pane === undefined) throw new UsageError('act --menu with --hub needs --pane ID (and --host H)');
+  if (!/^%\d+$/.test(pane)) throw new UsageError(`--pane takes a pane id like %3, got "${pane}"`);
+  const t = hubTarget(p, process.env);
+  return guard(async () => {
+    const doc = await getJson<FleetDocument>(t, '/v1/agents', selectorQuery(p));
+    const picked = pickRow(doc.agents, { pane, host: p.opts.host ?? null, server: p.opts.server ?? null });
+    if (picked.kind === 'fail') throw new ExitError(picked.message, picked.code);
+    const host = doc.hosts.find((h) => h.host === picked.row.host);
+    const row = fromFleet(picked.row, host?.clock_offset_ms ?? 0, host?.stale === true);
+    // Every action the host allows a hub, each judged there now; none is sent.
+    const verdicts = await preview(t, picked.row, null);
+    if (!verdicts.found) throw new ExitError(`pane ${pane} is gone on ${row.host}`, 3);
+    const items: MenuItem[] = verdicts.actions.map((v) => ({
+      action: v.name,
+      label: v.name[0]!.toUpperCase() + v.name.slice(1),
+      refusal: v.fireable ? null : (v.reason ?? 'unknown'),
+    }));
+    if (!items.some((i) => i.refusal === null)) {
+      const why = items.length
+        ? items.map((i) => `  ${i.action}: ${i.refusal}\n`).join('')
+        : `  ${row.host} lets a hub fire no action ([remote] allow_actions)\n`;
+      process.stderr.write(`tma: no action would fire on ${row.host} ${pane}\n${why}`);
+      return 0;
+    }
+    if (!process.stdin.isTTY || !process.stdout.isTTY) throw new ExitError('act --menu with --hub needs a terminal to choose on', 2);
+    const tokenFile = p.globals['token-file'];
+    const hub = ['--hub', t.base.origin, ...(tokenFile ? ['--token-file', tokenFile] : [])];
+    const slot = `menu-${randomBytes(9).toString('hex')}`;
+    // The fleet act: the hub's slot makes a retry replay, the binders refuse a prompt that changed.
+    const fire = (it: MenuItem) =>
+      runTma([
+        ...hub,
+        'act',
+        it.action,
+        '--host',
+        row.host,
+        '--server',
+        row.server,
+        '--pane',
+        row.pane,
+        ...binderFlags(row, slot).filter((f) => f !== '--yes'),
+      ]);
+    return onTerminal(items, row, fire);
+  });
 }

@@ -1,16 +1,20 @@
 // A view's rows from this machine's tmux server: the view drives detection cycles itself (as
-// `subscribe` does, so no collector is needed), but only when something moved. Once a second it
-// asks tmux one cheap question over its control link: per pane, what moves when its agent does
-// (title, cursor, history, command, the state options another writer stamps), evaluated by tmux
-// with no screen read. A full cycle (screens, processes, stamps) runs when that answer changed,
-// at once after an act, and otherwise only as a slow belt. (tmux's own `refresh-client -B`
-// subscriptions would spare even the question, but they cover only the attached session.)
-// A cycle whose rows equal the last one's is not passed on, so nothing is redrawn for it.
+// `subscribe` does, so no collector is needed), but only when something moved. What moves when an
+// agent does (per pane: title, cursor, history, command, the state options another writer stamps)
+// is a format tmux evaluates itself; the view subscribes to it over its control link
+// (`refresh-client -B`, looping over every session, window and pane) and tmux says
+// `%subscription-changed` only when the answer differs, so an idle view is woken by nothing.
+// (Pane output notifications would cover only the attached session, and hooks would have to be
+// installed in the person's server.) Without a control link the view asks the same question
+// itself once a second. A full cycle (screens, processes, stamps) runs when the answer changed,
+// at once after an act, and otherwise only as a slow belt for what moves no format (a screen
+// repainted in place). A cycle whose rows equal the last one's is not passed on.
 
 import { randomBytes } from 'node:crypto';
 import type { ActionManifest } from '../../collector/core/action-manifest.js';
 import type { CycleResult } from '../../collector/engine/cycle.js';
 import { rowsWithRepos } from '../../collector/repo-rows.js';
+import { ControlRunner } from '../../collector/tmux/control-runner.js';
 import { TmuxError } from '../../collector/tmux/errors.js';
 import { hostName } from '../../collector/tmux/host.js';
 import { targetFlags } from '../../collector/tmux/target.js';
@@ -23,10 +27,13 @@ import { fromLocal, type WatchRow } from './rows.js';
 import { binderFlags, errorLine, outcomeWord, runTma, type Source } from './source.js';
 
 const PROBE_MS = 1000;
-const BELT_MS = 10_000;
+const BELT_MS = 60_000;
+const SUB = 'tma-moves';
 /** What a pane shows when its agent moves, without its screen. */
 export const MOVES =
-  '#{pane_id}|#{pane_title}|#{cursor_x},#{cursor_y}|#{history_size}|#{pane_current_command}|#{@agent_state}|#{@agent_detail}|#{@agent_attention}';
+  '#{pane_id}|#{pane_title}|#{cursor_x}.#{cursor_y}|#{history_size}|#{pane_current_command}|#{@agent_state}|#{@agent_detail}|#{@agent_attention}';
+/** The same for every pane of every session, as one value (a comma would start a loop's second form). */
+export const MOVES_ALL = `#{S:#{W:#{P:${MOVES} }}}`;
 
 export class LocalSource implements Source {
   readonly fleet = false;
@@ -36,6 +43,10 @@ export class LocalSource implements Source {
   private actions: ActionManifest[] | null = null;
   /** An act asked for a cycle now. */
   private poked = false;
+  /** tmux said the moves changed since the last cycle began. */
+  private moved = false;
+  /** The control client that holds the subscription, while it is attached. */
+  private subscribed = false;
 
   private constructor(
     private readonly local: Local,
@@ -61,11 +72,39 @@ export class LocalSource implements Source {
     }
   }
 
+  /** Subscribe the control client to the moves; false when there is none to hold it. */
+  private async subscribe(): Promise<boolean> {
+    const runner = this.local.engine.runner;
+    if (!(runner instanceof ControlRunner) || !runner.attached) return false;
+    try {
+      await runner.run(['refresh-client', '-B', `${SUB}::${MOVES_ALL}`], { timeoutMs: 2000 });
+      return runner.attached;
+    } catch {
+      return false;
+    }
+  }
+
+  private listen(): void {
+    const runner = this.local.engine.runner;
+    if (!(runner instanceof ControlRunner)) return;
+    runner.on('notification', (n) => {
+      if (n.name !== 'subscription-changed' || !n.args.startsWith(`${SUB} `)) return;
+      this.moved = true;
+      this.wake?.();
+    });
+    // A client that attached again is a new client: it holds no subscription until asked.
+    runner.on('closed', () => (this.subscribed = false));
+    runner.on('attached', () => (this.subscribed = false));
+  }
+
   start(onRows: (rows: WatchRow[], trouble: Map<string, string>) => void): void {
     let last = '';
+    let woken = true;
+    this.listen();
     const loop = async () => {
       while (!this.closed) {
         const began = Date.now();
+        this.moved = false;
         let res: CycleResult | null = null;
         try {
           await this.local.reload();
@@ -82,13 +121,23 @@ export class LocalSource implements Source {
             onRows(rows, new Map());
           }
         }
-        // The cycle's own stamps are part of what it leaves behind: the probe starts from there.
-        const seen = await this.probe();
-        while (!this.closed && !this.poked && Date.now() - began < BELT_MS) {
-          await this.sleep(PROBE_MS);
-          if (this.closed || this.poked) break;
-          const now = await this.probe();
-          if (now === null || now !== seen) break;
+        // tmux's first answer to a new subscription is a change: it costs one cycle, once.
+        if (!this.subscribed) this.subscribed = await this.subscribe();
+        if (this.subscribed) {
+          // After a move or an act, one more look a second later: what an agent does next (its
+          // repaint after a key, a state the fold confirms over two looks) may move no format.
+          const limit = woken ? PROBE_MS : BELT_MS;
+          while (!this.closed && !this.poked && !this.moved && this.subscribed && Date.now() - began < limit) await this.sleep(limit - (Date.now() - began));
+          woken = this.poked || this.moved;
+        } else {
+          // The cycle's own stamps are part of what it leaves behind: the probe starts from there.
+          const seen = await this.probe();
+          while (!this.closed && !this.poked && Date.now() - began < BELT_MS) {
+            await this.sleep(PROBE_MS);
+            if (this.closed || this.poked) break;
+            const now = await this.probe();
+            if (now === null || now !== seen) break;
+          }
         }
         this.poked = false;
       }

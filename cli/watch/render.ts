@@ -1,6 +1,7 @@
 // The views' picture: state and size in, lines out (each at most `cols` wide, SGR codes aside).
 // Pure, so layout is tested without a terminal; the shell only writes what this returns.
 
+import { ageText } from '../../shared/ls-table.js';
 import { selected, visible, type ViewState } from './model.js';
 import { CLASSES, type Klass, type WatchRow } from './rows.js';
 
@@ -44,12 +45,19 @@ const pad = (s: string, n: number) => {
   return f + ' '.repeat(Math.max(0, n - [...f].length));
 };
 
+/**
+ * `<1m`, then `ls`'s `3m`, `2h`, `5d`: coarse, so a label changes at most once a minute and an
+ * idle view writes nothing between changes (seconds would repaint every second for no news).
+ */
 export function age(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m`;
-  if (s < 86400) return `${Math.floor(s / 3600)}h`;
-  return `${Math.floor(s / 86400)}d`;
+  return ms < 60_000 ? '<1m' : ageText(ms);
+}
+
+/** How long until `age(ms)` reads differently. */
+export function untilAgeChange(ms: number): number {
+  const a = Math.max(0, ms);
+  const unit = a < 3_600_000 ? 60_000 : a < 86_400_000 ? 3_600_000 : 86_400_000;
+  return unit - (a % unit);
 }
 
 function cells(r: WatchRow, f: Frame, outcome: string | undefined): string {

@@ -1,10 +1,10 @@
 // One interactive view on a terminal: the source's rows and the person's keys in, frames out.
 // The frame is redrawn when something it shows changed (rows, keys, an outcome, the preview, an
-// age crossing its next unit), never on a blind timer, and only its changed lines are written.
+// age label turning over (at most once a minute)), never on a blind timer, and only its changed lines are written.
 
 import { initialState, press, selected, visible, withMenu, withOutcome, withRows, type Effect, type Mode, type ViewState } from './model.js';
 import { parseKeys } from './keys.js';
-import { render } from './render.js';
+import { render, untilAgeChange } from './render.js';
 import type { WatchRow } from './rows.js';
 import type { Source } from './source.js';
 import { openScreen } from './terminal.js';
@@ -19,12 +19,7 @@ export interface ViewOptions {
 /** When the next age label among these rows changes (ms from now). */
 export function nextAgeChange(rows: readonly WatchRow[], now: number): number {
   let next = Number.POSITIVE_INFINITY;
-  for (const r of rows) {
-    if (r.since_ms <= 0) continue;
-    const age = Math.max(0, now - r.since_ms);
-    const unit = age < 60_000 ? 1000 : age < 3_600_000 ? 60_000 : age < 86_400_000 ? 3_600_000 : 86_400_000;
-    next = Math.min(next, unit - (age % unit));
-  }
+  for (const r of rows) if (r.since_ms > 0) next = Math.min(next, untilAgeChange(now - r.since_ms));
   return next;
 }
 

@@ -2,7 +2,7 @@
 // scratch tmux server with a stand-in agent), in a real terminal: a pane of a third server.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, test } from 'vitest';
@@ -100,4 +100,46 @@ test('host names on rows; approve on the far host sends one key there; a killed 
   await t.until((x) => x.includes('host build1: stale') && /\(stale\) .* build1/.test(x), 'build1 marked stale', 15_000);
   // Within the hub's stale timeout, plus the heartbeat it waits out and one redraw.
   expect(Date.now() - killedAt).toBeLessThan(STALE_SECS * 1000 + 3000);
+});
+
+test('act --menu over the hub: the far host judges each action; a choice asks y, then the fleet act sends one key there', async () => {
+  const far = await host('laptop', 'claude-permission-dialog.txt');
+  const near = await host('build1', 'claude-permission-dialog.txt');
+  const token = readFileSync(join(dir, 'operator'), 'utf8').trim();
+  // The menu reads the fleet once: wait until the hub holds the far pane blocked.
+  const blockedOnHub = async () => {
+    const res = await fetch(`${hub.url}/v1/agents`, { headers: { authorization: `Bearer ${token}` } });
+    const doc = (await res.json()) as { agents: { host: string; pane: string; state: string }[] };
+    return doc.agents.some((r) => r.host === 'laptop' && r.pane === far.pane && r.state === 'blocked');
+  };
+  for (const end = Date.now() + 20_000; !(await blockedOnHub()); await new Promise((r) => setTimeout(r, 200)))
+    if (Date.now() > end) throw new Error(`the far pane never showed blocked on the hub\nhub:\n${hub.output()}`);
+  const viewer = new ScratchTmux('viewer');
+  servers.push(viewer);
+  viewer.start();
+  const t = tuiPane(viewer, 150, 30);
+  mkdirSync(join(dir, 'cli-cfg'), { recursive: true });
+  const args = ['--hub', hub.url, '--token-file', join(dir, 'operator'), 'act', '--menu', '--host', 'laptop', '--pane', far.pane];
+  t.type(tmaLine({ XDG_CONFIG_HOME: join(dir, 'cli-cfg') }, args));
+  t.keys('Enter');
+  const menu = await t.until((x) => x.includes('choose a number'), 'the menu', 20_000);
+  expect(menu).toContain(`actions for claude on laptop main:0.0 (${far.pane})`);
+  const lines = menu.split('\n');
+  const approve = lines.find((l) => /^ +\d+\. Approve \(approve\)$/.test(l));
+  expect(approve, menu).toBeDefined();
+  // What the host would not fire is listed with the host's own reason.
+  expect(menu).toMatch(/\(compact\) — would not fire: \S+/);
+  t.type(approve!.trim().split('.')[0]!);
+  t.keys('Enter');
+  await t.until((x) => x.includes('Approve claude on laptop main:0.0') && x.includes('[y/N]'), 'the confirmation naming the far host');
+  expect(far.keys()).toBe('');
+  t.keys('y', 'Enter');
+  await t
+    .until((x) => x.includes(`approve ${far.pane}: sent`), 'the outcome', 20_000)
+    .catch((e: unknown) => {
+      throw new Error(`${(e as Error).message}\ncollector:\n${logs.get('laptop') ?? ''}\nhub:\n${hub.output()}`);
+    });
+  await new Promise((r) => setTimeout(r, 500));
+  expect(far.keys()).toBe('1');
+  expect(near.keys()).toBe('');
 });

@@ -2,7 +2,7 @@
 // with capture-pane, over stand-in agents that log every byte they receive.
 
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { ScratchTmux, type StandIn } from '../support/scratch-tmux.js';
@@ -74,6 +74,21 @@ describe('tma watch, local', () => {
     await working.paint('claude-permission-dialog.txt');
     await t.until((x) => x.includes('BLOCKED (2)'), 'the second agent blocked on the watch', 8000);
     expect(Date.now() - at).toBeLessThan(2500);
+  });
+
+  test('while nothing changes, the watch writes nothing to its terminal', async () => {
+    await twoAgents();
+    const t = tuiPane(s);
+    await startWatch(t);
+    await settle(1500);
+    // Every byte the watch writes from here on lands in this file.
+    const log = join(s.dir, 'watch.out');
+    writeFileSync(log, '');
+    s.tmux('pipe-pane', '-t', t.pane, `cat >> ${log}`);
+    await settle(4500);
+    s.tmux('pipe-pane', '-t', t.pane);
+    expect(readFileSync(log, 'utf8')).toBe('');
+    expect(t.screen()).toContain('<1m');
   });
 
   test('a on a row that is not blocked sends nothing', async () => {

@@ -5,7 +5,7 @@ import { describe, expect, test } from 'vitest';
 import { FleetCopy } from '../../cli/watch/fleet-source.js';
 import { parseKeys } from '../../cli/watch/keys.js';
 import { initialState, press, selected, visible, withMenu, withRows, type ViewState } from '../../cli/watch/model.js';
-import { clean, render, type Frame } from '../../cli/watch/render.js';
+import { age, clean, render, type Frame } from '../../cli/watch/render.js';
 import { ordered, rowKey, type WatchRow } from '../../cli/watch/rows.js';
 import { nextAgeChange } from '../../cli/watch/run-view.js';
 
@@ -197,9 +197,15 @@ describe('render', () => {
 
 describe('redraws', () => {
   test('the next redraw for ages is when a label changes, and never for rows without an age', () => {
-    expect(nextAgeChange([row('%1', 'idle', { since_ms: NOW - 1500 })], NOW)).toBe(500);
+    // Under a minute the label is `<1m` throughout: the first change is at one minute, not each second.
+    expect(nextAgeChange([row('%1', 'idle', { since_ms: NOW - 1500 })], NOW)).toBe(58_500);
     expect(nextAgeChange([row('%1', 'idle', { since_ms: NOW - 61_000 })], NOW)).toBe(59_000);
+    expect(nextAgeChange([row('%1', 'idle', { since_ms: NOW - 3_601_000 })], NOW)).toBe(3_599_000);
     expect(nextAgeChange([row('%1', 'idle', { since_ms: 0 })], NOW)).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  test('ages read as ls reads them, but never in seconds: a label changes at most once a minute', () => {
+    expect([0, 1500, 59_999, 60_000, 3_599_999, 3_600_000, 86_400_000].map(age)).toEqual(['<1m', '<1m', '<1m', '1m', '59m', '1h', '1d']);
   });
 });
 

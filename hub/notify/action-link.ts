@@ -41,8 +41,10 @@ export function mintToken(key: Buffer, c: Omit<LinkClaim, 'nonce'> & { nonce?: s
 export function readToken(key: Buffer, token: string): LinkClaim | null {
   const m = /^([A-Za-z0-9_-]{1,8000})\.([A-Za-z0-9_-]{43})$/.exec(token);
   if (!m) return null;
-  const want = sign(key, m[1]!);
-  const got = Buffer.from(m[2]!, 'base64url');
+  // The signature's text is compared, not its decoded bytes: base64url's last character carries
+  // two unused bits, so four spellings decode alike, and a link changed in one of them is altered.
+  const want = Buffer.from(b64(sign(key, m[1]!)));
+  const got = Buffer.from(m[2]!);
   if (got.length !== want.length || !timingSafeEqual(got, want)) return null;
   let v: unknown;
   try {

@@ -100,6 +100,14 @@ describe('action links', () => {
       if (bad !== t) expect(readToken(key, bad)).toBeNull();
     }
     expect(readToken(Buffer.alloc(32, 8), t)).toBeNull();
+    // The signature's last character carries two unused bits: each of its other three spellings
+    // decodes to the same bytes, and is still an altered link.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const last = alphabet.indexOf(t.at(-1)!);
+    for (let low = 0; low < 4; low++) {
+      const twin = `${t.slice(0, -1)}${alphabet[(last & ~3) | low]}`;
+      if (twin !== t) expect(readToken(key, twin)).toBeNull();
+    }
   });
   it('offers only the actions the host allows, and none for a pane no longer on that episode', () => {
     const d = {

@@ -28,6 +28,12 @@ import { binderFlags, errorLine, outcomeWord, runTma, type Source } from './sour
 
 const PROBE_MS = 1000;
 const BELT_MS = 60_000;
+/**
+ * Right after a person's act the row is what they watch: for this long it is looked at every
+ * SETTLE_STEP_MS, not only when tmux's once-a-second subscription says something moved.
+ */
+const SETTLE_MS = 2500;
+const SETTLE_STEP_MS = 200;
 const SUB = 'tma-moves';
 /** What a pane shows when its agent moves, without its screen. */
 export const MOVES =
@@ -43,6 +49,7 @@ export class LocalSource implements Source {
   private actions: ActionManifest[] | null = null;
   /** An act asked for a cycle now. */
   private poked = false;
+  private settleUntil = 0;
   /** tmux said the moves changed since the last cycle began. */
   private moved = false;
   /** The control client that holds the subscription, while it is attached. */
@@ -126,14 +133,14 @@ export class LocalSource implements Source {
         if (this.subscribed) {
           // After a move or an act, one more look a second later: what an agent does next (its
           // repaint after a key, a state the fold confirms over two looks) may move no format.
-          const limit = woken ? PROBE_MS : BELT_MS;
+          const limit = began < this.settleUntil ? SETTLE_STEP_MS : woken ? PROBE_MS : BELT_MS;
           while (!this.closed && !this.poked && !this.moved && this.subscribed && Date.now() - began < limit) await this.sleep(limit - (Date.now() - began));
           woken = this.poked || this.moved;
         } else {
           // The cycle's own stamps are part of what it leaves behind: the probe starts from there.
           const seen = await this.probe();
           while (!this.closed && !this.poked && Date.now() - began < BELT_MS) {
-            await this.sleep(PROBE_MS);
+            await this.sleep(Date.now() < this.settleUntil ? SETTLE_STEP_MS : PROBE_MS);
             if (this.closed || this.poked) break;
             const now = await this.probe();
             if (now === null || now !== seen) break;
@@ -162,6 +169,7 @@ export class LocalSource implements Source {
   /** Look again now (after an act, so its effect shows without waiting for the tick). */
   poke(): void {
     this.poked = true;
+    this.settleUntil = Date.now() + SETTLE_MS;
     this.wake?.();
   }
 

@@ -81,7 +81,10 @@ test('host names on rows; approve on the far host sends one key there; a killed 
   const screen = await t.until((x) => /⚑ blocked .* laptop +main:0\.0/.test(x) && /● working .* build1 +main:0\.0/.test(x), 'both hosts on the watch', 20_000);
   expect(screen).toContain('HOST');
   expect(screen).toContain(`fleet at ${hub.url}`);
-  expect(screen).toMatch(/screen of laptop main:0\.0 stays on laptop/);
+  // The cursor holds the row it was on when the other host's rows arrived above it: a person
+  // moves up to the blocked row first (k at the top stays there).
+  t.keys('k');
+  await t.until((x) => /screen of laptop main:0\.0 stays on laptop/.test(x), 'the cursor on the blocked row', 5000);
   t.keys('a');
   await t.until((x) => x.includes('Approve claude on laptop main:0.0') && x.includes('[y/N]'), 'the confirmation naming the far host');
   expect(far.keys()).toBe('');

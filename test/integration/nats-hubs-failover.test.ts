@@ -163,12 +163,13 @@ describe('two hub processes on NATS, one collector', { timeout: 180_000 }, () =>
     for (const r of results.filter((q) => q.outcome !== 'sent')) expect(['answered', 'locked'], all).toContain(r.reason);
   });
 
-  it('kill -9 of the linked hub: the other shows the host stale with the reason, takes a redialled link once the claim lapses; the restarted hub serves the same document before any reader', async () => {
+  it('kill -9 of the linked hub: the other shows the host stale with the reason, takes a redialled link once the claim has lapsed; the restarted hub serves the same document before any reader', async () => {
     await when('the host fresh on b', async () => ((await agents(b.url))?.hosts.find((h) => h.host === 'build1')?.stale === false ? true : undefined));
     const killedAt = Date.now();
     await a.kill();
-    // The collector linked to a would redial the next hub it knows; this one is pointed at b.
-    collector(Number(new URL(b.url).port));
+    // Nothing dials b until b has said the host is stale: a redial that lands the moment the claim
+    // lapses makes the stale spell too short to sample, and the reason is what is checked here.
+    // (The collector's own move between hubs is timed in collector-failover.test.ts.)
     const staleSeen = await when(
       'b to show the host stale',
       async () => {
@@ -177,6 +178,8 @@ describe('two hub processes on NATS, one collector', { timeout: 180_000 }, () =>
       },
       10_000,
     );
+    // The collector linked to a would redial the next hub it knows; this one is pointed at b.
+    collector(Number(new URL(b.url).port));
     const fresh = await when(
       'b to show the host fresh again',
       async () => {
@@ -188,7 +191,9 @@ describe('two hub processes on NATS, one collector', { timeout: 180_000 }, () =>
     );
     console.log(`[nats-hubs] after kill -9: stale on b at ${staleSeen.ms} ms (${staleSeen.reason}); fresh again through b at ${fresh} ms`);
     expect(staleSeen.reason).toMatch(/stopped renewing/);
-    expect(fresh).toBeLessThan(5000 + LEASE_SECS * 1000);
+    expect(staleSeen.ms).toBeLessThan(5000 + LEASE_SECS * 1000);
+    // Shown stale for less than 5 s, the start of a new collector process included.
+    expect(fresh - staleSeen.ms).toBeLessThan(5000);
     await sleep(1500);
     const restarted = await startHubProcess(join(dir, 'a'), portA, toml(nats.url));
     a = restarted;

@@ -1,12 +1,12 @@
 // `tma --hub URL mute`: silence a pane's notifications on whichever host it runs, through the hub.
 // The host writes the mute itself (its clock sets the end) unless its `[remote] allow_mute = false`.
 
-import { DurationError, parseMuteDuration, type MuteDuration } from '../../collector/act/mute-duration.js';
 import type { FleetDocument, FleetRow } from '../../shared/fleet.js';
 import { muteResultSchema, type MuteResult } from '../../shared/protocol.js';
 import { isEmptySelector } from '../../shared/selectors.js';
 import { UsageError, type Parsed } from '../args.js';
 import type { MUTE } from '../verb-flags.js';
+import { muteWindowOf } from '../mute-window.js';
 import { ExitError, guard } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
 import { pickRow } from './act-verb.js';
@@ -30,16 +30,7 @@ function note(r: MuteResult, label: string): string {
 export async function main(p: Parsed<typeof MUTE>): Promise<number> {
   if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
   const sel = selectorFrom(p, { fleet: true });
-  const clear = p.opts.clear === true;
-  const forRaw = p.opts.for;
-  if (clear && forRaw !== undefined) throw new UsageError('--for cannot be combined with --clear');
-  let window: MuteDuration | null = null;
-  try {
-    if (forRaw !== undefined) window = parseMuteDuration(forRaw);
-  } catch (e) {
-    if (e instanceof DurationError) throw new UsageError(e.message);
-    throw e;
-  }
+  const { clear, window } = muteWindowOf(p);
   const pane = p.opts.pane ?? null;
   const server = p.opts.server ?? null;
   if (pane !== null && !/^%\d+$/.test(pane)) throw new UsageError(`--pane takes a pane id like %3, got "${pane}"`);

@@ -1,13 +1,14 @@
 // `tma mute`: silence notifications for agent panes for a while, indefinitely, or no longer.
 // Detection and every surface except the row's `muted` key are unaffected.
 
-import { DurationError, MUTE_SENTINEL, muteUntil, parseMuteDuration, type MuteDuration } from '../../collector/act/mute-duration.js';
+import { MUTE_SENTINEL, muteUntil } from '../../collector/act/mute-duration.js';
 import { planTargets } from '../../collector/act/targets.js';
 import { chain } from '../../collector/core/stamp-render.js';
 import { KEY } from '../../collector/core/store-codec.js';
 import { isEmptySelector } from '../../shared/selectors.js';
 import { UsageError, type Parsed } from '../args.js';
 import type { MUTE } from '../verb-flags.js';
+import { muteWindowOf } from '../mute-window.js';
 import { ExitError, guard } from '../local.js';
 import { agentServersHint, openForPane, openLocals } from '../servers.js';
 import { selectorFrom } from '../selector-opts.js';
@@ -16,16 +17,7 @@ import { panesFor } from '../targets.js';
 export async function main(p: Parsed<typeof MUTE>): Promise<number> {
   if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
   const sel = selectorFrom(p, { fleet: false });
-  const clear = p.opts.clear === true;
-  const forRaw = p.opts.for;
-  if (clear && forRaw !== undefined) throw new UsageError('--for cannot be combined with --clear');
-  let window: MuteDuration | null = null;
-  try {
-    if (forRaw !== undefined) window = parseMuteDuration(forRaw);
-  } catch (e) {
-    if (e instanceof DurationError) throw new UsageError(e.message);
-    throw e;
-  }
+  const { clear, window } = muteWindowOf(p);
   const pane = p.opts.pane ?? null;
   // Mute has no --all: a selector already means every match.
   const plan = planTargets({ pane, selectorEmpty: isEmptySelector(sel), all: false, tmuxPane: process.env.TMUX_PANE ?? null });

@@ -29,6 +29,7 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/web/frame.js': { file: 'frame.js', type: 'text/javascript; charset=utf-8' },
   '/web/patch.js': { file: 'patch.js', type: 'text/javascript; charset=utf-8' },
   '/web/looking.js': { file: 'looking.js', type: 'text/javascript; charset=utf-8' },
+  '/web/storage.js': { file: 'storage.js', type: 'text/javascript; charset=utf-8' },
 };
 
 /**

@@ -2,6 +2,7 @@
 // and (once they opt in) a browser notification and a short tone when a pane becomes blocked.
 
 import { classOf, detailWord, rowKey, tabTitle } from './format.js';
+import { keep, recall } from './storage.js';
 
 const PREF_KEY = 'tma-fleet-alerts';
 
@@ -9,7 +10,7 @@ export class Attention {
   constructor() {
     /** @type {Set<string> | null} */
     this.blocked = null;
-    this.on = localStorage.getItem(PREF_KEY) === 'on';
+    this.on = recall(PREF_KEY) === 'on';
     /** @type {AudioContext | null} */
     this.audio = null;
   }
@@ -22,7 +23,7 @@ export class Attention {
   /** Called from a click, which is what lets the page make a sound and ask for permission. */
   async toggle() {
     this.on = !this.on;
-    localStorage.setItem(PREF_KEY, this.on ? 'on' : 'off');
+    keep(PREF_KEY, this.on ? 'on' : 'off');
     if (this.on) {
       this.unlockAudio();
       if (this.canNotify && Notification.permission === 'default') await Notification.requestPermission().catch(() => 'denied');

@@ -11,6 +11,7 @@ import { Confirm } from './confirm.js';
 import { Attention } from './attention.js';
 import { perFrame } from './frame.js';
 import { startLooking } from './looking.js';
+import { forget, keep, recall } from './storage.js';
 
 /** @typedef {import('./view.js').Row} Row */
 /** @typedef {import('./view.js').FleetDoc} FleetDoc */
@@ -34,7 +35,7 @@ function tokenFromFragment() {
   const token = params.get('token');
   if (token === null) return;
   history.replaceState(null, '', `${location.pathname}${location.search}`);
-  if (token) localStorage.setItem(TOKEN_KEY, token);
+  if (token) keep(TOKEN_KEY, token);
 }
 
 /** @type {(() => void) | null} */
@@ -94,7 +95,7 @@ async function open(token) {
     me = await whoami(token);
   } catch (e) {
     if (e instanceof Unauthorized) {
-      localStorage.removeItem(TOKEN_KEY);
+      forget(TOKEN_KEY);
       showLogin('The hub refused that token.');
     } else {
       showLogin(`Cannot reach the hub (${e instanceof Error ? e.message : String(e)}).`);
@@ -245,7 +246,7 @@ async function open(token) {
       $('mode').dataset.mode = m;
     },
     unauthorized() {
-      localStorage.removeItem(TOKEN_KEY);
+      forget(TOKEN_KEY);
       showLogin('The hub no longer accepts this token.');
     },
     clock(ms) {
@@ -264,12 +265,12 @@ $('login-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
   const token = /** @type {HTMLInputElement} */ ($('token-input')).value.trim();
   if (!token) return;
-  localStorage.setItem(TOKEN_KEY, token);
+  keep(TOKEN_KEY, token);
   void open(token);
 });
 
 $('sign-out').addEventListener('click', () => {
-  localStorage.removeItem(TOKEN_KEY);
+  forget(TOKEN_KEY);
   showLogin('Signed out: this device no longer keeps the token.');
 });
 
@@ -288,6 +289,6 @@ document.addEventListener('pointerdown', () => attention.on && attention.unlockA
 showAlerts();
 
 tokenFromFragment();
-const saved = localStorage.getItem(TOKEN_KEY);
+const saved = recall(TOKEN_KEY);
 if (saved) void open(saved);
 else showLogin();

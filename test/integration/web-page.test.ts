@@ -478,6 +478,25 @@ describe('web page: other readers', () => {
     expect(await page.locator('#login').textContent()).toContain('[[client]]');
   });
 
+  it('works for the visit where the browser refuses storage: token, rows and alerts, no error', async () => {
+    await twoHosts();
+    context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+    // As with site data blocked: every touch of localStorage throws. (Headless answers the
+    // notification permission prompt only after a second or more: it is not what is tested here.)
+    await context.addInitScript(`Object.defineProperty(window, 'localStorage', { get() { throw new DOMException('denied', 'SecurityError'); } });
+      window.Notification = class { static permission = 'denied'; static requestPermission() { return Promise.resolve('denied'); } };`);
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${hub.url}/#token=${TOKENS.operator}`);
+    await expect.poll(() => panesOf(page, 'build1')).toEqual(['%1', '%2']);
+    await page.click('#alerts');
+    await expect.poll(() => page.locator('#alerts').getAttribute('aria-pressed')).toBe('true');
+    await page.click('#sign-out');
+    await expect.poll(() => page.locator('#login').isVisible()).toBe(true);
+    expect(errors).toEqual([]);
+  });
+
   it('falls back to polling when the stream is refused, and goes live again once it is back', async () => {
     const { build1 } = await twoHosts();
     context = await browser.newContext();

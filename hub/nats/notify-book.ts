@@ -225,7 +225,8 @@ export class NatsNotifyBook implements NotifyJournalStore {
   /** At most `keep` entries (the oldest go), and no outcomes of entries gone long ago. */
   private trim(): void {
     if (this.entries.size <= this.keep) return;
-    const oldest = [...this.entries.values()].sort((a, b) => a.seq - b.seq).slice(0, this.entries.size - this.keep);
+    // Entries arrive in (nearly) the stream's order: the first in the map are the oldest.
+    const oldest = [...this.entries.values()].slice(0, this.entries.size - this.keep);
     for (const e of oldest) {
       this.entries.delete(e.n.id);
       this.out.delete(e.n.id);

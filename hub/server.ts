@@ -112,7 +112,9 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   let seen: ClientsSeen | null = null;
   const gate = new Gate({ book, metrics, logger, clock, onClient: (name) => seen?.touch(name) });
   // On NATS the whole fleet is listed before anything is served; without it, nothing changes.
-  const nats: NatsFleet | null = config.nats ? await startNatsFleet(config.nats, { clock, lostAfterMs: config.lostAfterMs, logger }) : null;
+  const nats: NatsFleet | null = config.nats
+    ? await startNatsFleet(config.nats, { clock, lostAfterMs: config.lostAfterMs, logger, sinks: config.notify ?? [] })
+    : null;
   const store: FleetStore = nats?.store ?? new MemoryFleetStore({ clock, lostAfterMs: config.lostAfterMs });
   for (const c of config.collectors) store.declare(c.host, 'ws');
   for (const s of config.ssh) store.declare(s.name, 'ssh');
@@ -120,10 +122,19 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   const streams = new StreamHub(store, { coalesceMs: opts.streamCoalesceMs ?? 50, keepaliveMs: heartbeatMs, logger, metrics, clock });
   // The base of the links notifications carry: public_url, else the hub's address once listening.
   const stateDir = opts.notifyJournal ? dirname(opts.notifyJournal) : null;
-  // Read at start, so a damaged key file stops the hub rather than every link later.
-  const ownKey = opts.actionKey ? null : loadActionKey(stateDir);
+  // Read at start, so a damaged key file stops the hub rather than every link later. On NATS the
+  // fleet's key is the one every hub uses (this hub's own, if it came first), and so is the book.
+  const ownKey = opts.actionKey
+    ? null
+    : nats
+      ? await nats.actionKey(loadActionKey(stateDir)).catch(async (e: unknown) => {
+          // A hub that cannot start must not leave its NATS connection (and its timers) behind.
+          await nats.close();
+          throw e;
+        })
+      : loadActionKey(stateDir);
   const actionKey = opts.actionKey ?? (() => ownKey!);
-  const nonces = new NonceBook(stateDir && join(stateDir, 'hub-action-nonces'), clock);
+  const nonces = nats?.nonces ?? new NonceBook(stateDir && join(stateDir, 'hub-action-nonces'), clock);
   const looking = new LookingBook(clock);
   const paneNow = (host: string, server: string, pane: string) => {
     const r = store.rows().find((x) => x.host === host && x.server === server && x.pane === pane);
@@ -144,7 +155,9 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     context: notifyContext,
     clock,
     ...(opts.notifyTiming ? { timing: opts.notifyTiming } : {}),
+    ...(nats ? { journal: nats.notifyBook, shared: nats.notifyConsumers } : {}),
   });
+  if (nats) nats.notifyConsumers.taker = notifier;
   const sessions = new LinkSessions({
     store,
     metrics,

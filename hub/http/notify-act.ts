@@ -7,7 +7,7 @@
 import type { Context, Hono } from 'hono';
 import type { ActResult } from '../../shared/protocol.js';
 import { LINK_PATH, readToken, type LinkClaim } from '../notify/action-link.js';
-import type { NonceStore } from '../notify/nonce-book.js';
+import { NonceTakenError, type NonceStore } from '../notify/nonce-book.js';
 import type { LINK_USES } from '../metrics.js';
 import { forwardAct, type ActRouteDeps } from './act.js';
 import { linkPage } from './notify-act-page.js';
@@ -84,6 +84,9 @@ export function registerNotifyActRoute(app: Hono, d: NotifyActDeps): void {
     try {
       await d.nonces.persisted(cl.nonce);
     } catch (e) {
+      // A shared book: another hub recorded this nonce first, so this is the link's second use.
+      if (e instanceof NonceTakenError)
+        return refuse(c, { ok: false, use: 'used', status: 409, reason: 'this link was used already; each link answers once', claim: cl }, 'POST');
       d.logger.error({ err: (e as Error).message }, 'notify link: cannot record its use; nothing sent');
       return c.json({ schema: 1, error: 'the hub cannot record this use; nothing was sent' }, 503);
     }

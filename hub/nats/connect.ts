@@ -6,17 +6,25 @@ import { readFileSync } from 'node:fs';
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConfig } from '../config/config.js';
-import { HOSTS_BUCKET, ROWS_BUCKET, SLOTS_BUCKET } from './keys.js';
+import { ACTION_KEY_BUCKET, HOSTS_BUCKET, NONCE_BUCKET, NOTIFY_OUT_BUCKET, ROWS_BUCKET, SLOTS_BUCKET } from './keys.js';
 
 export interface FleetBuckets {
   nc: NatsConnection;
   rows: KV;
   hosts: KV;
   slots: KV;
+  /** Each notification's delivery per sink, the action-link key and the used nonces. */
+  notifyOut: KV;
+  actionKey: KV;
+  nonces: KV;
 }
 
 /** How long a slot's recorded result is kept: longer than any caller retries an act. */
 const SLOT_MAX_AGE_MS = 3_600_000;
+/** As long as the notification stream keeps its messages (notify-stream.ts). */
+export const NOTIFY_KEEP_MS = 7 * 24 * 3_600_000;
+/** Longer than any action link lives (`action_ttl_secs` is at most a day): a used nonce outlives its link. */
+const NONCE_MAX_AGE_MS = 25 * 3_600_000;
 
 async function withBackoff<T>(what: string, fn: () => Promise<T>, untilMs: number): Promise<T> {
   let wait = 100;
@@ -59,7 +67,10 @@ export async function connectFleet(cfg: NatsConfig, name: string): Promise<Fleet
     const rows = await bucket(ROWS_BUCKET);
     const hosts = await bucket(HOSTS_BUCKET);
     const slots = await bucket(SLOTS_BUCKET, { ttl: SLOT_MAX_AGE_MS });
-    return { nc, rows, hosts, slots };
+    const notifyOut = await bucket(NOTIFY_OUT_BUCKET, { ttl: NOTIFY_KEEP_MS });
+    const actionKey = await bucket(ACTION_KEY_BUCKET);
+    const nonces = await bucket(NONCE_BUCKET, { ttl: NONCE_MAX_AGE_MS });
+    return { nc, rows, hosts, slots, notifyOut, actionKey, nonces };
   } catch (e) {
     await nc.close();
     throw e;

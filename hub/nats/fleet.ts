@@ -11,12 +11,23 @@ import { connectFleet, type FleetBuckets } from './connect.js';
 import { remoteTarget, serveActs } from './act-route.js';
 import { NatsFleetStore } from '../store/nats-store.js';
 import { KvSlotBook } from './slots.js';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NotifySinkConfig } from '../notify/sink-config.js';
+import { KvNonceBook, sharedActionKey } from './action-links.js';
+import { NatsNotifyBook } from './notify-book.js';
+import { ensureNotifyStream, NotifyConsumers } from './notify-consumers.js';
 
 export interface NatsFleet {
   hubId: string;
   buckets: FleetBuckets;
   store: NatsFleetStore;
   slots: KvSlotBook;
+  /** Notifications once for the fleet: the shared journal and the sinks' shared consumers. */
+  notifyBook: NatsNotifyBook;
+  notifyConsumers: NotifyConsumers;
+  /** Action links: one key and one book of used nonces for every hub. */
+  nonces: KvNonceBook;
+  actionKey(candidate: Buffer): Promise<Buffer>;
   /** Answer act requests for the hosts whose links this hub holds. */
   serveActs(local: (host: string) => ActTarget | undefined): void;
   /** Where an act for `host` goes when its link is not on this hub: the holder, or nowhere. */
@@ -25,15 +36,28 @@ export interface NatsFleet {
   close(): Promise<void>;
 }
 
-export async function startNatsFleet(cfg: NatsConfig, o: { clock: () => number; lostAfterMs: number; logger: Logger }): Promise<NatsFleet> {
+export async function startNatsFleet(
+  cfg: NatsConfig,
+  o: { clock: () => number; lostAfterMs: number; logger: Logger; sinks: NotifySinkConfig[] },
+): Promise<NatsFleet> {
   const hubId = `${hostname()
     .replace(/[^A-Za-z0-9_-]/g, '_')
     .slice(0, 40)}-${randomBytes(4).toString('hex')}`;
   const buckets = await connectFleet(cfg, `tma-hub ${hubId}`);
   const store = new NatsFleetStore({ buckets, hubId, leaseMs: cfg.leaseMs, logger: o.logger, clock: o.clock, lostAfterMs: o.lostAfterMs });
+  const jsm = await jetstreamManager(buckets.nc);
+  const notifyLog = o.logger.child({ part: 'notify' });
+  const notifyBook = new NatsNotifyBook(jsm.jetstream(), buckets.notifyOut, notifyLog);
+  notifyBook.sinks = o.sinks;
+  const nonces = new KvNonceBook(buckets.nonces, o.clock);
   try {
     await store.start();
+    await ensureNotifyStream(jsm, cfg.replicas);
+    await notifyBook.start();
+    await nonces.start(o.logger);
   } catch (e) {
+    notifyBook.close();
+    nonces.stop();
     await store.close();
     await buckets.nc.close();
     throw e;
@@ -45,6 +69,10 @@ export async function startNatsFleet(cfg: NatsConfig, o: { clock: () => number; 
     buckets,
     store,
     slots: new KvSlotBook(buckets.slots, hubId, o.clock),
+    notifyBook,
+    notifyConsumers: new NotifyConsumers(jsm.jetstream(), jsm, notifyBook, notifyLog),
+    nonces,
+    actionKey: (candidate) => sharedActionKey(buckets.actionKey, candidate),
     serveActs(local) {
       sub = serveActs(buckets.nc, hubId, local, o.logger);
     },
@@ -57,6 +85,7 @@ export async function startNatsFleet(cfg: NatsConfig, o: { clock: () => number; 
       // This hub's own hosts' last state and released claims go out before the connection ends.
       await store.settle(2000);
       sub?.unsubscribe();
+      nonces.stop();
       await store.close();
       await buckets.nc.drain().catch(() => buckets.nc.close());
     },

@@ -3,10 +3,21 @@
 // and anything else. Every name is one token of unpadded base64url behind a `k`, so no name can
 // split a key or escape its prefix, and the empty name is a token too.
 
+import { createHash } from 'node:crypto';
+
 export const ROWS_BUCKET = 'tma-rows';
 /** Host statuses (`s.<host>`) and owner leases (`o.<host>`): one bucket, so one watch sees them in order. */
 export const HOSTS_BUCKET = 'tma-hosts';
 export const SLOTS_BUCKET = 'tma-slots';
+/** Accepted notifications, one message each, deduplicated by the notification's id. */
+export const NOTIFY_STREAM = 'tma-notify';
+export const NOTIFY_SUBJECT = 'tma.notify';
+/** How far each notification got with each sink (`<sink>.<notification>`), read by every hub. */
+export const NOTIFY_OUT_BUCKET = 'tma-notify-out';
+/** The action-link signing key (`key`), made once by whichever hub starts first. */
+export const ACTION_KEY_BUCKET = 'tma-action-key';
+/** Used action-link nonces (`n.<nonce>`): the first create() of one wins, on any hub. */
+export const NONCE_BUCKET = 'tma-action-nonces';
 
 export function encodeToken(name: string): string {
   return 'k' + Buffer.from(name, 'utf8').toString('base64url');
@@ -22,6 +33,12 @@ export const hostRowsFilter = (host: string): string => `${encodeToken(host)}.>`
 export const statusKey = (host: string): string => `s.${encodeToken(host)}`;
 export const ownerKey = (host: string): string => `o.${encodeToken(host)}`;
 export const slotKey = (host: string, slot: string): string => `${encodeToken(host)}.${encodeToken(slot)}`;
+/** A notification id (JSON, any characters) as one key token and `Nats-Msg-Id`. */
+export const notifyIdToken = (id: string): string => createHash('sha256').update(id).digest('base64url').slice(0, 32);
+export const notifyOutKey = (sink: string, id: string): string => `${encodeToken(sink)}.${notifyIdToken(id)}`;
+export const nonceKey = (nonce: string): string => `n.${encodeToken(nonce)}`;
+/** A durable consumer name (no dots, spaces or wildcards) for a sink, the same on every hub. */
+export const sinkConsumer = (sink: string): string => `sink-${createHash('sha256').update(sink).digest('hex').slice(0, 24)}`;
 /** The subject a hub answers act requests on for the hosts it holds. */
 export const actSubject = (hubId: string): string => `tma.act.${hubId}`;
 

@@ -44,6 +44,20 @@ export interface HubNotifierOptions {
   fleet?: NotifyFleetView;
   /** The journal (another backend may stand in); default the JSONL file at journalPath. */
   journal?: NotifyJournalStore;
+  /**
+   * Hubs sharing notifications (NATS): an accepted one is published for the fleet instead of
+   * queued here, and each sink's queue is fed what the shared consumers hand this hub (`take`).
+   */
+  shared?: SharedNotify;
+}
+
+/** The fleet's side of shared notifications (hub/nats/notify-consumers.ts). */
+export interface SharedNotify {
+  /** Store an accepted notification for every hub; resolves once stored, false when it was a repeat. */
+  publish(n: HubNotification): Promise<boolean>;
+  /** The sink set is now `sinks`: take for these (what was held for the old set is given back). */
+  sinks(sinks: NotifySinkConfig[]): void;
+  close(): void;
 }
 
 /** What the notifier needs of its journal: the JSONL NotifyJournal, or another store like it. */
@@ -256,6 +270,7 @@ export class HubNotifier {
   private queues = new Map<string, SinkQueue>();
   private readonly stats = new Map<string, SinkCounters>();
   private sinks: NotifySinkConfig[] = [];
+  private readonly shared: SharedNotify | null;
   accepted = 0;
   duplicates = 0;
   refused = 0;
@@ -268,6 +283,7 @@ export class HubNotifier {
     this.log = o.logger.child({ part: 'notify' });
     this.context = o.context;
     this.fleet = o.fleet ?? null;
+    this.shared = o.shared ?? null;
     this.startedAt = this.clock();
     this.journal = o.journal ?? new NotifyJournal(o.journalPath, o.keep ?? JOURNAL_KEEP, o.pendingMax ?? JOURNAL_PENDING_MAX);
     this.journal.onDrop = (e, sinks) => {
@@ -284,6 +300,8 @@ export class HubNotifier {
     for (const q of this.queues.values()) q.stop();
     this.sinks = sinks;
     this.queues = new Map(sinks.map((s) => [s.name, new SinkQueue(s, this)]));
+    // Shared: what is owed comes back through the consumers, to whichever hub takes it.
+    if (this.shared) return this.shared.sinks(sinks);
     for (const e of this.journal.unfinished()) {
       for (const [name, d] of e.sinks) {
         if (d.state !== 'pending') continue;
@@ -320,6 +338,7 @@ export class HubNotifier {
       return writing ?? Promise.resolve();
     }
     const n = { ...ordered(event), id, host, received_ms: this.clock() } as HubNotification;
+    if (this.shared) return this.publish(id, n);
     const blocked = n.trigger === 'resolved' ? this.journal.get(JSON.stringify([host, notificationKey({ ...event, trigger: 'blocked' })])) : undefined;
     const targets = this.sinks.filter((s) => sinkWants(s, n, blocked?.sinks.has(s.name) ?? false));
     const done = this.journal
@@ -340,6 +359,36 @@ export class HubNotifier {
       );
     this.accepting.set(id, done);
     return done;
+  }
+
+  private publish(id: string, n: HubNotification): Promise<void> {
+    const done = this.shared!.publish(n).then(
+      (fresh) => {
+        this.accepting.delete(id);
+        if (fresh) this.accepted++;
+        else this.duplicates++;
+      },
+      (e: unknown) => {
+        this.accepting.delete(id);
+        throw e;
+      },
+    );
+    this.accepting.set(id, done);
+    return done;
+  }
+
+  /** Shared: whether `sink` takes `n` (the rule `receive` applies to the sinks of one hub). */
+  wants(sink: NotifySinkConfig, n: HubNotification): boolean {
+    return sinkWants(sink, n, this.journal.get(blockedIdOf(n))?.sinks.has(sink.name) ?? false);
+  }
+
+  /** Shared: a consumer handed this hub `n` for `sink`; a message formed for it before goes again as `delivery`. */
+  take(sink: string, n: HubNotification, delivery: string | null): boolean {
+    const q = this.queues.get(sink);
+    if (!q) return false;
+    if (delivery) q.resume(delivery, n);
+    else q.push(n);
+    return true;
   }
 
   /** Why `sink` holds `n` back now, if it does; a pane it takes starts its cooldown. */
@@ -428,7 +477,8 @@ export class HubNotifier {
 
   /** Record a delivery step; only steps that change what a restart would do are journaled. */
   note(id: string, sink: string, state: DeliveryState, attempts: number, error: string | null, durable: boolean): void {
-    if (durable) {
+    // Shared, every step is written: each hub lists what the others did.
+    if (durable || this.shared) {
       this.journal.mark(id, sink, state, attempts, error, this.clock()).catch((e: unknown) => {
         this.log.error({ err: (e as Error).message }, 'notification journal write failed');
       });
@@ -476,12 +526,13 @@ export class HubNotifier {
 
   close(): void {
     for (const q of this.queues.values()) q.stop();
+    this.shared?.close();
     this.journal.close();
   }
 }
 
 /** The hub id of the blocked notification a `resolved` one ends. */
-const blockedIdOf = (n: HubNotification): string => JSON.stringify([n.host, notificationKey({ ...n, trigger: 'blocked' })]);
+export const blockedIdOf = (n: HubNotification): string => JSON.stringify([n.host, notificationKey({ ...n, trigger: 'blocked' })]);
 
 function ordered(e: FleetNotification): FleetNotification {
   const out: Record<string, unknown> = {};

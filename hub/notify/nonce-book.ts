@@ -7,11 +7,14 @@ import { appendFile, open } from 'node:fs/promises';
 import { mkdirSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
 import { dirname } from 'node:path';
 
+/** `persisted` found the nonce claimed first elsewhere (another hub of a shared book): a used link. */
+export class NonceTakenError extends Error {}
+
 /** The book as the route sees it; a shared store (NATS KV) may stand in for the file. */
 export interface NonceStore {
   /** True once for a nonce: the caller may fire. False for every other claim of it. */
   claim(nonce: string, expiresMs: number): boolean;
-  /** Settles once the claim is durable; the caller fires only then. */
+  /** Settles once the claim is durable; the caller fires only then. Rejects with NonceTakenError if it lost. */
   persisted(nonce: string): Promise<void>;
   used(nonce: string): boolean;
 }

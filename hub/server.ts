@@ -161,10 +161,10 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   });
   if (nats) {
     nats.store.onClaimLost = (host, reason) => sessions.session(host)?.close(reason);
-    nats.serveActs((host) => sessions.session(host));
+    nats.serveHostRequests((host) => sessions.session(host));
   }
   /** The host's link here, else (on NATS) the hub that holds it. */
-  const actTarget = (host: string) => {
+  const hostTarget = (host: string) => {
     const s = sessions.session(host);
     return s?.isOpen || !nats ? s : (nats.remote(host) ?? s);
   };
@@ -179,12 +179,11 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     notifier,
     logger,
     clock,
-    session: actTarget,
+    session: hostTarget,
     actTimeoutMs: opts.actTimeoutMs ?? DEFAULT_ACT_TIMEOUT_MS,
     ...(nats ? { slots: nats.slots, health: () => nats.health() } : {}),
     // Read at each request: a reload replaces `config`.
     sshTargets: () => config.ssh,
-    linkSession: (host) => sessions.session(host),
     links: { key: actionKey, nonces },
     looking,
   });

@@ -22,8 +22,9 @@ export const hostRowsFilter = (host: string): string => `${encodeToken(host)}.>`
 export const statusKey = (host: string): string => `s.${encodeToken(host)}`;
 export const ownerKey = (host: string): string => `o.${encodeToken(host)}`;
 export const slotKey = (host: string, slot: string): string => `${encodeToken(host)}.${encodeToken(slot)}`;
-/** The subject a hub answers act requests on for the hosts it holds. */
-export const actSubject = (hubId: string): string => `tma.act.${hubId}`;
+/** The subject a hub answers requests (act, mute, preview) on for the hosts it holds; named for
+ * acts, the first of them, and kept so hubs of either version reach each other. */
+export const routeSubject = (hubId: string): string => `tma.act.${hubId}`;
 
 export function parseRowKey(key: string): { host: string; server: string; pane: string } | null {
   const t = key.split('.');

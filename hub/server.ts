@@ -234,7 +234,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     );
   }
 
-  const ssh = new SshDialers({ sessions, store, logger, tuning: opts.ssh });
+  const ssh = new SshDialers({ sessions, store, logger, tuning: opts.ssh, ...(nats ? { mayDial: (name: string) => nats.store.admit(name) } : {}) });
   config.ssh.forEach((target) => ssh.dial(target));
 
   let closed: Promise<void> | null = null;

@@ -163,7 +163,7 @@ export function dialSsh(opts: SshDialOptions): SshDialer {
   let client: InstanceType<typeof Client> | null = null;
   let link: FrameLink | null = null;
   let gone: Promise<void> = Promise.resolve();
-  let holding: string | null = null;
+  let holding = false;
 
   const retry = (reason: string) => {
     if (stopped) return;
@@ -179,17 +179,17 @@ export function dialSsh(opts: SshDialOptions): SshDialer {
     if (stopped) return;
     const hold = opts.mayDial?.() ?? null;
     if (hold !== null) {
-      if (holding === null) log.info({ reason: hold }, 'not dialling: the host is linked elsewhere');
-      holding = hold;
+      if (!holding) log.info({ reason: hold }, 'ssh dial held back');
+      holding = true;
       timer = setTimeout(connect, TURN_CHECK_MS);
       timer.unref();
       return;
     }
-    if (holding !== null) {
-      log.info('dialling: no other hub holds the host any more');
+    if (holding) {
+      log.info('ssh dial no longer held back');
       // A turn that has just come is a fresh start, not the next of a run of failures.
       attempt = 0;
-      holding = null;
+      holding = false;
     }
     let refusal: string | null = null;
     let failure: string | null = null;

@@ -123,7 +123,7 @@ lease_secs = ${LEASE_SECS}
     expect(starts()).toHaveLength(1);
     expect(running()).toHaveLength(1);
     expect((await build1(b.url))?.fresh).toBe(true);
-    expect(b.output()).toContain('not dialling');
+    expect(b.output()).toContain('ssh dial held back');
   });
 
   it('kill -9 of the dialling hub: the other dials once the claim has lapsed, and one collector runs again', async () => {

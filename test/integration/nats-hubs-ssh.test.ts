@@ -149,4 +149,19 @@ lease_secs = ${LEASE_SECS}
     expect(starts()).toHaveLength(2);
     expect(running()).toHaveLength(1);
   });
+
+  it('two hubs started together settle on one link: one collector runs and no more start', async () => {
+    await b.kill();
+    await when('every collector to end', async () => (running().length === 0 ? true : undefined), 10_000);
+    // Both dial at once with nobody holding the host; the claim lets one keep its link.
+    [a, b] = await Promise.all([startHubProcess(join(dir, 'a'), await freePort(), toml), startHubProcess(join(dir, 'b'), await freePort(), toml)]);
+    await when('build1 fresh on a and b', async () => ((await build1(a.url))?.fresh && (await build1(b.url))?.fresh ? true : undefined));
+    await sleep(2000);
+    const settled = starts().length;
+    // Long enough for several redials of a hub that kept dialling (its backoff starts at 0.5 s).
+    await sleep(6000);
+    console.log(`[nats-hubs-ssh] hubs started together: ${settled - 2} collector(s) started before one hub held the host`);
+    expect(starts()).toHaveLength(settled);
+    expect(running()).toHaveLength(1);
+  });
 });

@@ -174,10 +174,10 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   });
   if (nats) {
     nats.store.onClaimLost = (host, reason) => sessions.session(host)?.close(reason);
-    nats.serveActs((host) => sessions.session(host));
+    nats.serveHostRequests((host) => sessions.session(host));
   }
   /** The host's link here, else (on NATS) the hub that holds it. */
-  const actTarget = (host: string) => {
+  const hostTarget = (host: string) => {
     const s = sessions.session(host);
     return s?.isOpen || !nats ? s : (nats.remote(host) ?? s);
   };
@@ -192,12 +192,11 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     notifier,
     logger,
     clock,
-    session: actTarget,
+    session: hostTarget,
     actTimeoutMs: opts.actTimeoutMs ?? DEFAULT_ACT_TIMEOUT_MS,
     ...(nats ? { slots: nats.slots, health: () => nats.health() } : {}),
     // Read at each request: a reload replaces `config`.
     sshTargets: () => config.ssh,
-    linkSession: (host) => sessions.session(host),
     links: { key: actionKey, nonces },
     looking,
   });
@@ -248,7 +247,7 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     );
   }
 
-  const ssh = new SshDialers({ sessions, store, logger, tuning: opts.ssh });
+  const ssh = new SshDialers({ sessions, store, logger, tuning: opts.ssh, ...(nats ? { mayDial: (name: string) => nats.store.admit(name) } : {}) });
   config.ssh.forEach((target) => ssh.dial(target));
 
   let closed: Promise<void> | null = null;

@@ -12,22 +12,13 @@ import type { Logger } from 'pino';
 import type { ActResult } from '../../shared/protocol.js';
 import { actBodySchema, hubResult, HUB_REASONS, planAct, routedResult, type ActBody } from './act-plan.js';
 import { errorBody, type Gate } from './gate.js';
-import { ActTimeoutError, LinkClosedError, type ActRequest } from '../link/session.js';
+import { UndeliveredError, type HostTarget } from '../link/host-target.js';
+import { ActTimeoutError, LinkClosedError } from '../link/session.js';
 import type { HubMetrics } from '../metrics.js';
 import type { FleetReads } from '../store/fleet-store.js';
 import { BodyTooLarge, readBodyLimited } from './request-limits.js';
 
 export const DEFAULT_ACT_TIMEOUT_MS = 10_000;
-
-/** Where an act goes: the host's own link on this hub, or the hub that holds it. */
-/** Acts only: a host another hub holds is reached for acts, not for mute or preview. */
-export interface ActTarget {
-  readonly isOpen: boolean;
-  request(frame: ActRequest, timeoutMs: number): Promise<ActResult>;
-}
-
-/** The request provably never reached the host (no hub holds its link): nothing can have fired. */
-export class ActUndeliveredError extends Error {}
 
 /**
  * Slots shared by several hubs: the first request of a slot goes to the host, a later one (on
@@ -47,7 +38,8 @@ export interface ActRouteDeps {
   metrics: HubMetrics;
   logger: Logger;
   clock: () => number;
-  session: (host: string) => ActTarget | undefined;
+  /** Where an act for `host` goes: its open session here, or the hub that holds it. */
+  session: (host: string) => HostTarget | undefined;
   /** Present when several hubs share slots (NATS). */
   slots?: SlotBook;
   /** How long the hub waits for the host's answer before reporting `fired-unknown`. */
@@ -169,7 +161,7 @@ export async function forwardAct(d: Omit<ActRouteDeps, 'gate'>, who: string, b: 
     // have acted: only the slot can tell, later.
     known = false;
     if (e instanceof ActTimeoutError || e instanceof LinkClosedError) result = hubResult(b, server, 'timeout', HUB_REASONS.firedUnknown);
-    else if (e instanceof ActUndeliveredError) result = hubResult(b, server, 'timeout', HUB_REASONS.undelivered);
+    else if (e instanceof UndeliveredError) result = hubResult(b, server, 'timeout', HUB_REASONS.undelivered);
     else throw e;
   }
   if (b.slot !== undefined && d.slots) await d.slots.finish(b.host, b.slot, known ? result : null);

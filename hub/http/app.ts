@@ -14,10 +14,10 @@ import type { Selector } from '../../shared/selectors.js';
 import type { FleetHosts, FleetReads, FleetWarming } from '../store/fleet-store.js';
 import { mountWebPage } from '../web/assets.js';
 import type { SshTarget } from '../config/config.js';
-import { registerActRoute, type ActTarget, type SlotBook } from './act.js';
+import { registerActRoute, type SlotBook } from './act.js';
 import { registerFleetVerbRoutes } from './fleet-verbs.js';
 import { registerNotifyActRoute } from './notify-act.js';
-import type { LinkSession } from '../link/session.js';
+import type { HostTarget } from '../link/host-target.js';
 import { errorBody, type Gate } from './gate.js';
 import { jsonPartsResponse } from './parts-response.js';
 import { QueryError, selectorFromQuery } from './query.js';
@@ -30,15 +30,10 @@ export interface HubAppDeps {
   notifier: HubNotifier;
   logger: Logger;
   clock: () => number;
-  /** Where an act for `host` goes: its open session here, or the hub that holds it. */
-  session: (host: string) => ActTarget | undefined;
+  /** Where a request (act, mute, preview) for `host` goes: its open session here, or the hub that holds it. */
+  session: (host: string) => HostTarget | undefined;
   slots?: SlotBook;
   actTimeoutMs: number;
-  /**
-   * The link this hub itself holds for `host`: mute and preview go only there (on NATS, a host
-   * linked to another hub answers them as not reachable from this one).
-   */
-  linkSession: (host: string) => LinkSession | undefined;
   /** Extra health (NATS): `ok` false answers 503. Absent: always ok. */
   health?: () => { ok: boolean } & Record<string, unknown>;
   /** The current `[[ssh]]` entries, for `tma jump` across hosts; none when not given. */
@@ -87,7 +82,7 @@ export function hubApp(d: HubAppDeps): Hono {
     store,
     metrics: d.metrics,
     logger: d.logger,
-    session: d.linkSession,
+    session: d.session,
     timeoutMs: d.actTimeoutMs,
     sshTargets: d.sshTargets ?? (() => []),
   });

@@ -3,7 +3,9 @@
 // `act --dry-run` and `act --list --pane` over a hub) and GET /v1/hosts/:name/ssh (where `tma jump`
 // can reach a host over ssh, from the hub's `[[ssh]]` entry: user, host and port, never a key).
 //
-// Like /v1/act, the hub only routes: the host re-reads the pane and applies its own policy.
+// Like /v1/act, the hub only routes: the host re-reads the pane and applies its own policy. On
+// NATS a host linked to another hub is reached through that hub, exactly as an act is; who may
+// ask is checked here, on the hub that was asked.
 
 import { randomBytes } from 'node:crypto';
 import type { Context, Hono } from 'hono';
@@ -12,7 +14,8 @@ import { z } from 'zod';
 import { PROMPT_ID_RE, PROMPT_ID_RULE } from '../../shared/prompt-id-rule.js';
 import type { MuteResult } from '../../shared/protocol.js';
 import type { SshTarget } from '../config/config.js';
-import { ActTimeoutError, LinkClosedError, type LinkSession } from '../link/session.js';
+import { UndeliveredError, type HostTarget } from '../link/host-target.js';
+import { ActTimeoutError, LinkClosedError } from '../link/session.js';
 import type { HubMetrics } from '../metrics.js';
 import type { FleetReads } from '../store/fleet-store.js';
 import { placePane } from './act-plan.js';
@@ -52,7 +55,8 @@ export interface FleetVerbDeps {
   store: FleetReads;
   metrics: HubMetrics;
   logger: Logger;
-  session: (host: string) => LinkSession | undefined;
+  /** The host's open session here, or (on NATS) the hub that holds its link. */
+  session: (host: string) => HostTarget | undefined;
   timeoutMs: number;
   /** The hub's current `[[ssh]]` entries (a reload changes them). */
   sshTargets: () => readonly SshTarget[];
@@ -129,6 +133,7 @@ export function registerFleetVerbRoutes(app: Hono, d: FleetVerbDeps): void {
       } catch (e) {
         // A mute is safe to repeat: asking again settles it.
         if (e instanceof ActTimeoutError || e instanceof LinkClosedError) r = result('timeout', 124, 'unanswered');
+        else if (e instanceof UndeliveredError) r = result('timeout', 124, 'undelivered');
         else throw e;
       }
     }
@@ -168,6 +173,7 @@ export function registerFleetVerbRoutes(app: Hono, d: FleetVerbDeps): void {
       return c.json({ ...answer, host: b.host, server: placed.server }, 200);
     } catch (e) {
       if (e instanceof ActTimeoutError || e instanceof LinkClosedError) return c.json(errorBody(`host ${b.host} did not answer in time`), 504);
+      if (e instanceof UndeliveredError) return c.json(errorBody(`host ${b.host} is not connected: ${e.message}`), 503);
       throw e;
     }
   });

@@ -22,7 +22,7 @@ import type { ApplyOutcome, FleetIntake } from '../store/fleet-store.js';
 export type ActRequest = Extract<HubFrame, { type: 'act' }>;
 export type MuteRequest = Extract<HubFrame, { type: 'mute' }>;
 export type PreviewRequest = Extract<HubFrame, { type: 'preview' }>;
-type HostRequest = ActRequest | MuteRequest | PreviewRequest;
+export type HostRequest = ActRequest | MuteRequest | PreviewRequest;
 /** The frame type that answers each request type. */
 const ANSWER = { act: 'act_result', mute: 'mute_result', preview: 'preview_result' } as const;
 

@@ -1,5 +1,7 @@
 // The `[[ssh]]` targets the hub dials, by name: started at start-up and by a reload, stopped by a
-// reload or at shutdown. Each dialled link runs as a session bound to the target's name.
+// reload or at shutdown. Each dialled link runs as a session bound to the target's name. On NATS
+// every hub may list the same entry: a hub dials it only while no other hub holds the host's link,
+// so one link runs and another hub takes over once the holder's claim has lapsed.
 
 import type { Logger } from 'pino';
 import type { SshTarget } from '../config/config.js';
@@ -10,9 +12,19 @@ import { dialSsh, type SshDialer, type SshTuning } from './ssh.js';
 export class SshDialers {
   private readonly dialers = new Map<string, SshDialer>();
 
-  constructor(private readonly o: { sessions: LinkSessions; store: Pick<FleetHosts, 'unreachable'>; logger: Logger; tuning?: SshTuning }) {}
+  constructor(
+    private readonly o: {
+      sessions: LinkSessions;
+      store: Pick<FleetHosts, 'unreachable'>;
+      logger: Logger;
+      tuning?: SshTuning;
+      /** Why this hub must not dial `name` now (another hub holds it); null when it may. */
+      mayDial?: (name: string) => string | null;
+    },
+  ) {}
 
   dial(target: SshTarget): void {
+    const may = this.o.mayDial;
     this.dialers.set(
       target.name,
       dialSsh({
@@ -21,6 +33,7 @@ export class SshDialers {
         logger: this.o.logger,
         onLink: (link) => this.o.sessions.attach(link, { transport: 'ssh', host: target.name }),
         onDown: (reason) => this.o.store.unreachable(target.name, reason),
+        ...(may ? { mayDial: () => may(target.name) } : {}),
       }),
     );
   }

@@ -44,7 +44,15 @@ export interface SshDialOptions extends SshTuning {
   onLink: (link: FrameLink) => { onAccepted(cb: () => void): void };
   /** The host cannot be reached or its link ended, and why (refused host key, failed login, …). */
   onDown: (reason: string) => void;
+  /**
+   * Asked before every attempt: a reason holds the dial back (on NATS, another hub holds the
+   * host's link). Asked again every TURN_CHECK_MS until it says null; waiting is not a failure.
+   */
+  mayDial?: () => string | null;
 }
+
+/** How often a held-back dial asks again: a small part of the shortest lease, so a takeover waits little. */
+const TURN_CHECK_MS = 250;
 
 export interface SshDialer {
   /** Stop redialling and close the current connection; resolves once its socket is gone. */
@@ -155,6 +163,7 @@ export function dialSsh(opts: SshDialOptions): SshDialer {
   let client: InstanceType<typeof Client> | null = null;
   let link: FrameLink | null = null;
   let gone: Promise<void> = Promise.resolve();
+  let holding = false;
 
   const retry = (reason: string) => {
     if (stopped) return;
@@ -168,6 +177,20 @@ export function dialSsh(opts: SshDialOptions): SshDialer {
   function connect(): void {
     timer = null;
     if (stopped) return;
+    const hold = opts.mayDial?.() ?? null;
+    if (hold !== null) {
+      if (!holding) log.info({ reason: hold }, 'ssh dial held back');
+      holding = true;
+      timer = setTimeout(connect, TURN_CHECK_MS);
+      timer.unref();
+      return;
+    }
+    if (holding) {
+      log.info('ssh dial no longer held back');
+      // A turn that has just come is a fresh start, not the next of a run of failures.
+      attempt = 0;
+      holding = false;
+    }
     let refusal: string | null = null;
     let failure: string | null = null;
     let settled = false;

@@ -1,14 +1,14 @@
 // A hub's part in a fleet on NATS: its connection and buckets, the store that follows them, the
-// subject it answers acts on, and the shared slots. Started before the hub listens: a hub that
+// subject it answers requests for its hosts on, and the shared slots. Started before the hub listens: a hub that
 // cannot reach NATS or list the fleet does not serve a partial one.
 
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { NatsConfig } from '../config/config.js';
-import type { ActTarget } from '../http/act.js';
+import type { HostTarget } from '../link/host-target.js';
 import { connectFleet, type FleetBuckets } from './connect.js';
-import { remoteTarget, serveActs } from './act-route.js';
+import { remoteTarget, serveHostRequests } from './host-route.js';
 import { NatsFleetStore } from '../store/nats-store.js';
 import { KvSlotBook } from './slots.js';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -28,10 +28,10 @@ export interface NatsFleet {
   /** Action links: one key and one book of used nonces for every hub. */
   nonces: KvNonceBook;
   actionKey(candidate: Buffer): Promise<Buffer>;
-  /** Answer act requests for the hosts whose links this hub holds. */
-  serveActs(local: (host: string) => ActTarget | undefined): void;
-  /** Where an act for `host` goes when its link is not on this hub: the holder, or nowhere. */
-  remote(host: string): ActTarget | undefined;
+  /** Answer requests (act, mute, preview) for the hosts whose links this hub holds. */
+  serveHostRequests(local: (host: string) => HostTarget | undefined): void;
+  /** Where a request for `host` goes when its link is not on this hub: the holder, or nowhere. */
+  remote(host: string): HostTarget | undefined;
   health(): { ok: boolean; nats: Record<string, unknown> };
   close(): Promise<void>;
 }
@@ -73,8 +73,8 @@ export async function startNatsFleet(
     notifyConsumers: new NotifyConsumers(jsm.jetstream(), jsm, notifyBook, notifyLog),
     nonces,
     actionKey: (candidate) => sharedActionKey(buckets.actionKey, candidate),
-    serveActs(local) {
-      sub = serveActs(buckets.nc, hubId, local, o.logger);
+    serveHostRequests(local) {
+      sub = serveHostRequests(buckets.nc, hubId, local, o.logger);
     },
     remote(host) {
       const owner = store.ownerOf(host);

@@ -39,8 +39,9 @@ export const notifyOutKey = (sink: string, id: string): string => `${encodeToken
 export const nonceKey = (nonce: string): string => `n.${encodeToken(nonce)}`;
 /** A durable consumer name (no dots, spaces or wildcards) for a sink, the same on every hub. */
 export const sinkConsumer = (sink: string): string => `sink-${createHash('sha256').update(sink).digest('hex').slice(0, 24)}`;
-/** The subject a hub answers act requests on for the hosts it holds. */
-export const actSubject = (hubId: string): string => `tma.act.${hubId}`;
+/** The subject a hub answers requests (act, mute, preview) on for the hosts it holds; named for
+ * acts, the first of them, and kept so hubs of either version reach each other. */
+export const routeSubject = (hubId: string): string => `tma.act.${hubId}`;
 
 export function parseRowKey(key: string): { host: string; server: string; pane: string } | null {
   const t = key.split('.');

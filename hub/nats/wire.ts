@@ -22,6 +22,9 @@ export interface HostWire {
   actionsAllowed: string[];
   actionsByAgent: HostStatus['actions_by_agent'];
   sharesPrompt: boolean | null;
+  /** The hello's `remote_verbs`, so every hub judges a mute or preview as the owner would.
+   * Absent from an older owner's status: read as none announced. */
+  remoteVerbs?: string[];
   lagMs: number | null;
   lastRefusal: { reason: string; at_ms: number } | null;
   /** `sent - applied`, for the metrics every hub shows. */
@@ -54,6 +57,7 @@ export function hostWire(h: HostRecord, hub: string): HostWire {
     actionsAllowed: h.actionsAllowed,
     actionsByAgent: h.actionsByAgent,
     sharesPrompt: h.sharesPrompt,
+    remoteVerbs: h.remoteVerbs,
     lagMs: h.lagMs,
     lastRefusal: h.lastRefusal,
     seqBehind: h.sentSeq !== null && h.seq !== null ? Math.max(0, h.sentSeq - h.seq) : null,
@@ -75,6 +79,7 @@ export function applyHostWire(h: HostRecord, w: HostWire, override: string | nul
   h.actionsAllowed = w.actionsAllowed.slice();
   h.actionsByAgent = w.actionsByAgent;
   h.sharesPrompt = w.sharesPrompt;
+  h.remoteVerbs = w.remoteVerbs?.slice() ?? [];
   h.lagMs = w.lagMs;
   h.lastRefusal = w.lastRefusal;
   // Followed hosts hold no sync position of their own: shown only through the metrics gauge.

@@ -17,6 +17,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import type { HubConfig } from '../hub/config/config.js';
 import { generator, pct, subscribers, type GeneratorStart } from './hub-load.js';
+import { asChild, fail } from './child-role.js';
 
 type Msg = Record<string, unknown>;
 const ask = (child: ChildProcess, m: Msg) =>
@@ -179,32 +180,11 @@ async function main(): Promise<void> {
 
 const role = process.argv[2];
 if (role === '--hub') {
-  process.once('message', (m: HubStart) => {
-    hubChild(m).catch((e: unknown) => {
-      console.error(e);
-      process.exit(1);
-    });
-  });
-  process.on('disconnect', () => process.exit(0));
+  asChild<HubStart>(hubChild);
 } else if (role === '--generator') {
-  process.once('message', (m: GeneratorStart) => {
-    generator(m).catch((e: unknown) => {
-      console.error(e);
-      process.exit(1);
-    });
-  });
-  process.on('disconnect', () => process.exit(0));
+  asChild<GeneratorStart>(generator);
 } else if (role === '--subscribers') {
-  process.once('message', (m: { url: string; token: string }) => {
-    subscribers(m.url, m.token).catch((e: unknown) => {
-      console.error(e);
-      process.exit(1);
-    });
-  });
-  process.on('disconnect', () => process.exit(0));
+  asChild<{ url: string; token: string }>((m) => subscribers(m.url, m.token));
 } else {
-  main().catch((e: unknown) => {
-    console.error(e);
-    process.exit(1);
-  });
+  main().catch(fail);
 }

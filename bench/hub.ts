@@ -27,6 +27,7 @@ import { StreamHub } from '../hub/http/streams.js';
 import { hubCosts } from './hub-costs.js';
 import { PANES, generator, pct, subscribers, type GeneratorStart } from './hub-load.js';
 import { bareServer, reader, type AgentsReport } from './hub-reader.js';
+import { asChild, fail } from './child-role.js';
 
 type Msg = Record<string, unknown>;
 const ask = (child: ChildProcess, m: Msg) =>
@@ -284,34 +285,13 @@ const role = process.argv[2];
 if (role === '--costs') {
   hubCosts(Number(process.argv[3]), Number(process.argv[4]), Number(process.argv[5]));
 } else if (role === '--generator') {
-  process.once('message', (m: GeneratorStart) => {
-    generator(m).catch((e: unknown) => {
-      console.error(e);
-      process.exit(1);
-    });
-  });
-  process.on('disconnect', () => process.exit(0));
+  asChild<GeneratorStart>(generator);
 } else if (role === '--reader') {
-  process.once('message', (m: { url: string; token: string }) => {
-    reader(fileURLToPath(import.meta.url), m.url, m.token).catch((e: unknown) => {
-      console.error(e);
-      process.exit(1);
-    });
-  });
-  process.on('disconnect', () => process.exit(0));
+  asChild<{ url: string; token: string }>((m) => reader(fileURLToPath(import.meta.url), m.url, m.token));
 } else if (role === '--bare') {
   bareServer(process.argv[3]!);
 } else if (role === '--subscribers') {
-  process.once('message', (m: { url: string; token: string }) => {
-    subscribers(m.url, m.token).catch((e: unknown) => {
-      console.error(e);
-      process.exit(1);
-    });
-  });
-  process.on('disconnect', () => process.exit(0));
+  asChild<{ url: string; token: string }>((m) => subscribers(m.url, m.token));
 } else {
-  main().catch((e: unknown) => {
-    console.error(e);
-    process.exit(1);
-  });
+  main().catch(fail);
 }

@@ -17,6 +17,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { VERB_FLAGS } from '../cli/verb-table.js';
 import { PANES, generator, pct, subscribers, type GeneratorStart } from './hub-load.js';
+import { asChild, fail } from './child-role.js';
 
 type Msg = Record<string, unknown>;
 const ask = (child: ChildProcess, m: Msg) =>
@@ -239,27 +240,9 @@ async function main(): Promise<void> {
 
 const role = process.argv[2];
 if (role === '--generator') {
-  process.once('message', (m: GeneratorStart) => {
-    generator(m).catch((e: unknown) => {
-      console.error(e);
-      process.exit(1);
-    });
-  });
-  process.on('disconnect', () => process.exit(0));
+  asChild<GeneratorStart>(generator);
 } else if (role === '--subscribers') {
-  process.once('message', (m: { url: string; token: string }) => {
-    subscribers(m.url, m.token).catch((e: unknown) => {
-      console.error(e);
-      process.exit(1);
-    });
-  });
-  process.on('disconnect', () => process.exit(0));
+  asChild<{ url: string; token: string }>((m) => subscribers(m.url, m.token));
 } else {
-  main().then(
-    () => process.exit(0),
-    (e: unknown) => {
-      console.error(e);
-      process.exit(1);
-    },
-  );
+  main().then(() => process.exit(0), fail);
 }

@@ -69,6 +69,15 @@ export interface DialOptions {
 /** A refusal that only a person can fix: the next try waits between one and ten minutes. */
 export const REFUSED_BACKOFF: BackoffPolicy = { baseMs: 60_000, capMs: 600_000 };
 
+/**
+ * How long after a host-busy answer the collector keeps retrying at the base delay. Host-busy
+ * mostly means this collector's own old link still holds the host: on a hub that died (its claim
+ * runs out within the lease, 3 s by default) or one that has not yet seen the old link drop. A
+ * backoff grown meanwhile would land seconds after the host is free; past this window, a second
+ * collector for the same host backs off as any other failure does.
+ */
+export const BUSY_HURRY_MS = 15_000;
+
 /** What an error frame from the hub says about retrying: null when it is not a refusal. */
 function refusalOf(text: string, welcomed: boolean): string | null {
   let f: { type?: unknown; code?: unknown; message?: unknown };
@@ -95,6 +104,8 @@ export function dialHub(opts: DialOptions): Dialer {
   const hubs = opts.hubs ?? new HubList([opts.url]);
   let attempt = 0;
   let refusedAttempt = 0;
+  /** When the first host-busy answer of this spell came (see BUSY_HURRY_MS); null when none. */
+  let busySince: number | null = null;
   /** Every hub tried since the list last wrapped refused this collector (a person must act). */
   let roundRefused = true;
   let stopped = false;
@@ -105,6 +116,10 @@ export function dialHub(opts: DialOptions): Dialer {
 
   const retry = (why: string, refusal: string | null = null, level: 'info' | 'warn' = 'info', busy = false) => {
     if (stopped) return;
+    if (busy) busySince ??= Date.now();
+    const hurry = busySince !== null && Date.now() - busySince < BUSY_HURRY_MS;
+    /** The backoff step for this retry: held at the first while hurrying, else the grown one. */
+    const step = (grow: boolean) => (hurry ? 0 : grow ? attempt++ : attempt);
     if (hubs.size > 1) {
       // Several hubs: the next one is tried; only a whole round refused waits for a person, and
       // the backoff grows per round, so moving on from a dead hub costs no more than one step.
@@ -112,7 +127,7 @@ export function dialHub(opts: DialOptions): Dialer {
       roundRefused &&= refusal !== null;
       const wrapped = hubs.advance();
       if (!wrapped || !roundRefused) {
-        const delay = backoffDelay(wrapped ? attempt++ : attempt, policy, random);
+        const delay = backoffDelay(step(wrapped), policy, random);
         const said = refusal ?? why;
         log(
           `hub ${from} ${refusal !== null || busy ? `refused this collector (${said})` : `link ${said}`}; trying ${hubs.current} in ${delay} ms`,
@@ -134,7 +149,7 @@ export function dialHub(opts: DialOptions): Dialer {
       timer = setTimeout(connect, delay);
       return;
     }
-    const delay = backoffDelay(attempt++, policy, random);
+    const delay = backoffDelay(step(true), policy, random);
     log(`hub link ${why}; reconnecting in ${delay} ms`, level);
     timer = setTimeout(connect, delay);
   };
@@ -203,6 +218,7 @@ export function dialHub(opts: DialOptions): Dialer {
           if (erred || current !== link) return;
           attempt = 0;
           refusedAttempt = 0;
+          busySince = null;
           if (lastRefusal !== null) log('hub link up again');
           lastRefusal = null;
         }, opts.healthyAfterMs ?? HEARTBEAT_MS);

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { WebSocketServer } from 'ws';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { HubList, parseHubList, welcomeHubs } from '../../collector/fleet/hub-list.js';
@@ -139,6 +140,46 @@ describe('dialling several hubs', () => {
       dialer.stop();
       a.server.close();
       b.server.close();
+    }
+  });
+
+  it('after host-busy, keeps trying at the base delay, so it lands within a moment of the host coming free', async () => {
+    // The hub this collector was on has died (nothing listens there); the other says host-busy
+    // until the dead hub's claim runs out, 2.5 s from now, then takes the link.
+    const dead = createServer();
+    await new Promise<void>((r) => dead.listen(0, '127.0.0.1', () => r()));
+    const deadUrl = `ws://127.0.0.1:${(dead.address() as { port: number }).port}`;
+    await new Promise<void>((r) => dead.close(() => r()));
+    const freeAt = Date.now() + 2500;
+    let linkedAt = 0;
+    let busyAnswers = 0;
+    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise<void>((r) => wss.once('listening', () => r()));
+    wss.on('connection', (ws) => {
+      if (Date.now() < freeAt) {
+        busyAnswers++;
+        ws.send(JSON.stringify({ type: 'error', code: 'host-busy', message: 'another collector already publishes for b1' }));
+        ws.close();
+      } else linkedAt ||= Date.now();
+    });
+    const dialer = dialHub({
+      url: '',
+      hubs: new HubList(parseHubList(`${deadUrl},ws://127.0.0.1:${(wss.address() as { port: number }).port}`)),
+      token: 't',
+      onLink: () => undefined,
+      // The largest delay each step allows: what a collector unlucky with its jitter waits.
+      random: () => 0.999,
+      backoff: { baseMs: 400, capMs: 30_000 },
+    });
+    try {
+      const end = Date.now() + 10_000;
+      while (linkedAt === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      // A backoff grown per round would wait 0.8 s, then 1.6 s: linked near 4 s, 1.5 s late.
+      expect(busyAnswers).toBeGreaterThanOrEqual(3);
+      expect(linkedAt - freeAt).toBeLessThan(1000);
+    } finally {
+      dialer.stop();
+      await new Promise<void>((r) => wss.close(() => r()));
     }
   });
 });

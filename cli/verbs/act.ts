@@ -19,7 +19,7 @@ import type { ACT, SUPERVISE } from '../verb-flags.js';
 import { ExitError, guard, targetOf, type Local } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
 import { panesAcross, type PickedOn } from '../targets.js';
-import { agentServersHint, openForPane, openLocals } from '../servers.js';
+import { agentServersHint, openForPane, openLocals, serverFlag, socketOf } from '../servers.js';
 
 const FIRE_FLAGS = ['all', 'dry-run', 'arg', 'force', 'yes', 'slot', 'expect-episode-ms', 'expect-permission-request', 'expect-prompt', 'again'] as const;
 
@@ -117,13 +117,21 @@ export async function main(p: Parsed<typeof ACT>): Promise<number> {
             parts.push({
               doc: await dryRunDocument(local.engine.runner, action, panes, ctxOf(local), args, true),
               text: await dryRunMany(local.engine.runner, action, panes, ctxOf(local)),
+              server: serverFlag(socketOf(local)),
             });
           }
           if (o.json === true) {
             const targets = parts.flatMap((x) => x.doc.targets as unknown[]);
             process.stdout.write(`${toJsonLine({ ...parts[0]!.doc, targets })}\n`);
           } else {
-            const lines = parts.flatMap((x) => x.text.trimEnd().split('\n').slice(1));
+            // Pane ids repeat across servers: each line says which server its pane is on.
+            const lines = parts.flatMap((x) =>
+              x.text
+                .trimEnd()
+                .split('\n')
+                .slice(1)
+                .map((l) => `${l} on ${x.server}`),
+            );
             process.stdout.write(`targets: ${lines.length}\n${lines.map((l) => `${l}\n`).join('')}`);
           }
           return 0;

@@ -108,6 +108,18 @@ describe('act by selector', () => {
     expect(bBlocked.keys()).toBe('');
   });
 
+  it('--all --dry-run lists the matches of every server, each with its server; nothing is sent', async () => {
+    const r = await run(['act', 'approve', '--all', '--state', 'blocked', '--dry-run']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const [head, ...lines] = r.stdout.trimEnd().split('\n');
+    expect(head).toBe('targets: 2');
+    expect(lines.sort()).toEqual([`%1 would fire on -L ${a.name}`, `%1 would fire on -L ${b.name}`].sort());
+    await sleep(300);
+    expect(aBlocked.keys()).toBe('');
+    expect(bBlocked.keys()).toBe('');
+  });
+
   it('sends the keys to the one pane matched, on its own server only', async () => {
     const r = await run(['act', 'approve', '--state', 'blocked', '--session', 'work', '--json']);
     expect(r.stderr).toBe('tma: approve %1: keys sent\n');

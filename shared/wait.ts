@@ -210,7 +210,9 @@ export class Waiter<R extends WaitRow> {
     const found = obs.rows.filter((r) => r.pane === pane && (host === null || r.host === host));
     if (found.length > 1) {
       const where = found.map((r) => `${r.host} ${r.server}`).join(', ');
-      return { kind: 'exit', notes, code: 1, message: `--pane ${pane} matches ${found.length} panes (${where}); name its host` };
+      // One host's servers all number their panes from %0: there the server is what to name.
+      const name = found.every((r) => r.host === found[0]!.host) ? 'name its server with -L or -S' : 'name its host';
+      return { kind: 'exit', notes, code: 1, message: `--pane ${pane} matches ${found.length} panes (${where}); ${name}` };
     }
     const row = found[0];
     if (row) {

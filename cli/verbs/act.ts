@@ -16,10 +16,10 @@ import { isEmptySelector } from '../../shared/selectors.js';
 import { toJsonLine } from '../../shared/row.js';
 import { UsageError, type Parsed } from '../args.js';
 import type { ACT, SUPERVISE } from '../verb-flags.js';
-import { ExitError, guard, openLocal, targetOf } from '../local.js';
+import { ExitError, guard, targetOf, type Local } from '../local.js';
 import { selectorFrom } from '../selector-opts.js';
-import { panesFor } from '../targets.js';
-import { agentServersHint, openForPane } from '../servers.js';
+import { panesAcross, type PickedOn } from '../targets.js';
+import { agentServersHint, openForPane, openLocals, serverFlag, socketOf } from '../servers.js';
 
 const FIRE_FLAGS = ['all', 'dry-run', 'arg', 'force', 'yes', 'slot', 'expect-episode-ms', 'expect-permission-request', 'expect-prompt', 'again'] as const;
 
@@ -88,57 +88,92 @@ export async function main(p: Parsed<typeof ACT>): Promise<number> {
       if (plan.kind === 'usage') throw new UsageError(plan.message);
 
       // A pane id names one server: outside tmux, whichever of the user's servers holds that agent.
-      const local = plan.kind === 'pane' ? await openForPane(p, plan.pane) : await openLocal(p);
+      // A selector looks at every server there, and keys go to each pane on its own server.
+      const locals = plan.kind === 'pane' ? [await openForPane(p, plan.pane)] : await openLocals(p);
       try {
-        const picked = await panesFor(local, plan, sel, all);
+        const picked: PickedOn =
+          plan.kind === 'pane' ? { kind: 'ok', batches: [{ local: locals[0]!, panes: [plan.pane] }] } : await panesAcross(locals, sel, all);
         if (picked.kind === 'fail') {
           if (picked.code === 2) throw new UsageError(picked.message);
           throw new ExitError(picked.message, picked.code);
         }
-        const panes = picked.panes;
-        const runner = local.engine.runner;
-        const ctx: PreviewContext = { engine: local.engine, apiBase: local.config.apiBase, now: Date.now(), pidAlive: processAlive };
+        const batches = picked.batches;
+        const ctxOf = (local: Local): PreviewContext => ({ engine: local.engine, apiBase: local.config.apiBase, now: Date.now(), pidAlive: processAlive });
 
         if (o['dry-run'] === true) {
-          if (o.json === true) {
-            process.stdout.write(`${toJsonLine(await dryRunDocument(runner, action, panes, ctx, args, all))}\n`);
+          if (batches.length === 1) {
+            const { local, panes } = batches[0]!;
+            const runner = local.engine.runner;
+            if (o.json === true) {
+              process.stdout.write(`${toJsonLine(await dryRunDocument(runner, action, panes, ctxOf(local), args, all))}\n`);
+              return 0;
+            }
+            process.stdout.write(all ? await dryRunMany(runner, action, panes, ctxOf(local)) : await dryRunOne(runner, action, panes[0]!, ctxOf(local), args));
             return 0;
           }
-          process.stdout.write(all ? await dryRunMany(runner, action, panes, ctx) : await dryRunOne(runner, action, panes[0]!, ctx, args));
+          // --all over several servers: one document (one list) with every server's targets.
+          const parts = [];
+          for (const { local, panes } of batches) {
+            parts.push({
+              doc: await dryRunDocument(local.engine.runner, action, panes, ctxOf(local), args, true),
+              text: await dryRunMany(local.engine.runner, action, panes, ctxOf(local)),
+              server: serverFlag(socketOf(local)),
+            });
+          }
+          if (o.json === true) {
+            const targets = parts.flatMap((x) => x.doc.targets as unknown[]);
+            process.stdout.write(`${toJsonLine({ ...parts[0]!.doc, targets })}\n`);
+          } else {
+            // Pane ids repeat across servers: each line says which server its pane is on.
+            const lines = parts.flatMap((x) =>
+              x.text
+                .trimEnd()
+                .split('\n')
+                .slice(1)
+                .map((l) => `${l} on ${x.server}`),
+            );
+            process.stdout.write(`targets: ${lines.length}\n${lines.map((l) => `${l}\n`).join('')}`);
+          }
           return 0;
         }
 
         let yes = o.yes === true;
-        if (action.confirm && !yes) yes = await confirmBatch(action, panes);
+        if (action.confirm && !yes)
+          yes = await confirmBatch(
+            action,
+            batches.flatMap((b) => b.panes),
+          );
         const config = p.globals.config;
         const results: ActResult[] = [];
-        for (const target of panes) {
-          const r = await fireAction({
-            runner,
-            engine: local.engine,
-            action,
-            pane: target,
-            binders,
-            slot,
-            force: o.force === true,
-            again: o.again === true,
-            yes,
-            args,
-            apiBase: local.config.apiBase,
-            // The reference re-detects a keys stamp older than a fixed 3 s; we use the same staleness
-            // window the fold uses ([fold] freshness_secs, default 3 s), so one knob governs both.
-            freshnessMs: local.config.fold.freshnessMs,
-            serverFlags: [...targetFlags(local.target), ...(config ? ['--config', config] : [])],
-            onNote: (m) => process.stderr.write(`tma: ${action.name} ${target}: ${m}\n`),
-          });
-          const n = humanNote(r);
-          if (n !== null) process.stderr.write(`tma: ${n}\n`);
-          results.push(r);
+        for (const { local, panes } of batches) {
+          for (const target of panes) {
+            const r = await fireAction({
+              runner: local.engine.runner,
+              engine: local.engine,
+              action,
+              pane: target,
+              binders,
+              slot,
+              force: o.force === true,
+              again: o.again === true,
+              yes,
+              args,
+              apiBase: local.config.apiBase,
+              // The reference re-detects a keys stamp older than a fixed 3 s; we use the same staleness
+              // window the fold uses ([fold] freshness_secs, default 3 s), so one knob governs both.
+              freshnessMs: local.config.fold.freshnessMs,
+              serverFlags: [...targetFlags(local.target), ...(config ? ['--config', config] : [])],
+              onNote: (m) => process.stderr.write(`tma: ${action.name} ${target}: ${m}\n`),
+            });
+            const n = humanNote(r);
+            if (n !== null) process.stderr.write(`tma: ${n}\n`);
+            results.push(r);
+          }
         }
         if (o.json === true) process.stdout.write(`${toJsonLine(all ? resultsEnvelope(results) : resultObject(results[0]!))}\n`);
         return all ? worstExit(results) : results[0]!.exit_code;
       } finally {
-        local.close();
+        for (const l of locals) l.close();
       }
     },
     () => agentServersHint(p, null),

@@ -1,5 +1,6 @@
 // `tma jump`: take the acting client to the agent that needs it (or the next one), remembering
-// where it came from so `--back` and `--home` return. Success prints nothing.
+// where it came from so `--back` and `--home` return. Success prints nothing. Outside tmux with
+// no -L/-S it looks at every tmux server of the user and moves the client on the agent's server.
 
 import {
   homeOf,
@@ -22,7 +23,8 @@ import { targetFlags } from '../../collector/tmux/target.js';
 import { UsageError, type Parsed } from '../args.js';
 import type { JUMP } from '../verb-flags.js';
 import { tmaBin } from '../install/paths.js';
-import { ExitError, guard, openLocal, timedCycle } from '../local.js';
+import { ExitError, guard, timedCycle, type Local } from '../local.js';
+import { agentServersHint, eachCycle, openLocals, serverFlag } from '../servers.js';
 import { selectorFrom } from '../selector-opts.js';
 
 const MODES = ['attention', 'blocked', 'next', 'back', 'home', 'pane', 'menu'] as const;
@@ -51,62 +53,130 @@ export async function main(p: Parsed<typeof JUMP>): Promise<number> {
     throw new UsageError((e as Error).message);
   }
   const scoped = sel.agent || sel.session || sel.repo || sel.branch || sel.states.length ? ' in scope' : '';
-  return guard(async () => {
-    const local = await openLocal(p);
-    const runner = local.engine.runner;
-    try {
-      const withClient = (args: string[]) => (client ? [...args.slice(0, 1), '-c', client, ...args.slice(1)] : args);
-      const display = async (fmt: string) => (await runner.run(withClient(['display-message', '-p', fmt]))).replace(/\n$/, '');
-      const origin = await display('#{session_name}:#{window_index}.#{pane_index}').catch(() => '');
-      const clientName = client ?? (await display('#{client_name}').catch(() => ''));
-      const option = trailOption(clientName);
-      const readTrail = async () =>
-        (await runner.run(['show-options', '-sqv', option]).catch(() => ''))
-          .split('\n')
-          .map((l) => l.trim())
-          .filter(Boolean);
-      const saveTrail = async (t: string[]) =>
-        t.length ? runner.run(['set-option', '-s', option, t.join('\n')]) : runner.run(['set-option', '-su', option]).catch(() => '');
+  return guard(
+    async () => {
+      const locals = await openLocals(p);
+      try {
+        const seats = await Promise.all(locals.map((l) => seatOf(l, client)));
+        // Where the person is: the server that shows the client (inside tmux, the only one).
+        const home = seats.find((x) => parseLocator(x.origin)) ?? seats[0]!;
 
-      if (mode === 'back' || mode === 'home') {
-        const trail = await readTrail();
-        const to = mode === 'back' ? popTrail(trail) : { to: homeOf(trail), rest: [] };
-        if (!to.to) {
+        if (mode === 'back' || mode === 'home') {
+          // A client's trail is kept on its own server: the first server holding one is where to return.
+          for (const seat of seats) {
+            const trail = await seat.readTrail();
+            const to = mode === 'back' ? popTrail(trail) : { to: homeOf(trail), rest: [] };
+            if (!to.to) continue;
+            await seat.saveTrail(to.rest);
+            await focus(seat.local.engine.runner, client, parseLocator(to.to)!, to.to);
+            return 0;
+          }
           process.stderr.write('tma: no jump origin recorded\n');
           return 0;
         }
-        await saveTrail(to.rest);
-        await focus(runner, client, parseLocator(to.to)!, to.to);
-        return 0;
-      }
 
-      const res = await timedCycle(p, local.engine);
-      const rows = res.rows.filter((r) => selectRow(sel, r));
-      if (mode === 'menu') return await menu(runner, client, rows, origin, local.target, menuMs);
-      let target: AgentRow | null;
-      if (mode === 'pane') {
-        const id = p.opts.pane!;
-        target = res.rows.find((r) => r.pane === id) ?? null;
-        if (!target) {
-          process.stderr.write(`tma: no agent in pane ${id}\n`);
-          return 0;
+        const found = await eachCycle(locals, async (l) => {
+          const seat = seats[locals.indexOf(l)]!;
+          return (await timedCycle(p, l.engine)).rows.map((row) => ({ row, seat }));
+        });
+        if (mode === 'menu') {
+          // A menu shows on one client, and its choices can only move that client: its server's agents.
+          const rows = found.filter((f) => f.seat === home && selectRow(sel, f.row)).map((f) => f.row);
+          return await menu(home.local.engine.runner, client, rows, home.origin, home.local.target, menuMs);
         }
-      } else {
-        target = mode === 'attention' ? pickAttention(rows, origin) : mode === 'blocked' ? pickBlocked(rows) : pickNext(rows, origin);
-        if (!target) {
-          const what = mode === 'attention' ? 'no agents waiting for you' : mode === 'blocked' ? 'no blocked agents' : 'no agents to jump to';
-          process.stderr.write(`tma: ${what}${scoped}\n`);
-          return 0;
+        let picked: Found | null;
+        if (mode === 'pane') {
+          const id = p.opts.pane!;
+          const holders = found.filter((f) => f.row.pane === id);
+          if (holders.length > 1) {
+            const names = holders.map((f) => serverFlag(f.row.server)).join(', ');
+            throw new ExitError(`pane ${id} is an agent pane on ${holders.length} tmux servers (${names}): name one with -L or -S`, 1);
+          }
+          picked = holders[0] ?? null;
+          if (!picked) {
+            process.stderr.write(`tma: no agent in pane ${id}\n`);
+            return 0;
+          }
+        } else {
+          picked = pickAcross(
+            found.filter((f) => selectRow(sel, f.row)),
+            seats,
+            home,
+            mode,
+          );
+          if (!picked) {
+            const what = mode === 'attention' ? 'no agents waiting for you' : mode === 'blocked' ? 'no blocked agents' : 'no agents to jump to';
+            process.stderr.write(`tma: ${what}${scoped}\n`);
+            return 0;
+          }
         }
+        const { row: target, seat } = picked;
+        // A client belongs to one server: the one moved is the client on the agent's server.
+        if (seats.length > 1 && !seat.attached) {
+          throw new ExitError(
+            `${client ? `client ${client} is not` : 'no tmux client is'} attached to ${serverFlag(target.server)}, where ${target.pane} runs: attach one there`,
+            1,
+          );
+        }
+        if (parseLocator(seat.origin)) await seat.saveTrail(pushTrail(await seat.readTrail(), seat.origin));
+        const runner = seat.local.engine.runner;
+        await focus(runner, client, parseLocator(target.locator)!, target.pane);
+        if (mode !== 'next') await runner.run(['set-option', '-p', '-u', '-t', target.pane, KEY.attention]).catch(() => '');
+        return 0;
+      } finally {
+        for (const l of locals) l.close();
       }
-      if (parseLocator(origin)) await saveTrail(pushTrail(await readTrail(), origin));
-      await focus(runner, client, parseLocator(target.locator)!, target.pane);
-      if (mode !== 'next') await runner.run(['set-option', '-p', '-u', '-t', target.pane, KEY.attention]).catch(() => '');
-      return 0;
-    } finally {
-      local.close();
-    }
-  });
+    },
+    () => agentServersHint(p, null),
+  );
+}
+
+/** One server as jump sees it: where its client is, and that client's trail. */
+interface Seat {
+  local: Local;
+  origin: string;
+  /** The client (--client, else tmux's choice) is attached to this server. */
+  attached: boolean;
+  readTrail(): Promise<string[]>;
+  saveTrail(t: string[]): Promise<unknown>;
+}
+
+interface Found {
+  row: AgentRow;
+  seat: Seat;
+}
+
+async function seatOf(local: Local, client: string | null): Promise<Seat> {
+  const runner = local.engine.runner;
+  const withClient = (args: string[]) => (client ? [...args.slice(0, 1), '-c', client, ...args.slice(1)] : args);
+  const display = async (fmt: string) => (await runner.run(withClient(['display-message', '-p', fmt]))).replace(/\n$/, '');
+  const origin = await display('#{session_name}:#{window_index}.#{pane_index}').catch(() => '');
+  const shown = await display('#{client_name}').catch(() => '');
+  const option = trailOption(client ?? shown);
+  return {
+    local,
+    origin,
+    attached: shown !== '',
+    readTrail: async () =>
+      (await runner.run(['show-options', '-sqv', option]).catch(() => ''))
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean),
+    saveTrail: (t) => (t.length ? runner.run(['set-option', '-s', option, t.join('\n')]) : runner.run(['set-option', '-su', option]).catch(() => '')),
+  };
+}
+
+/**
+ * The pick over every server's rows. Locators repeat across servers (each may have `main:0.0`),
+ * so each is read with its server's place in front of the session name: ties and "the next one
+ * after where I am" then stay within a server, and servers follow one another in scan order.
+ */
+function pickAcross(found: Found[], seats: Seat[], home: Seat, mode: Exclude<Mode, 'back' | 'home' | 'pane' | 'menu'>): Found | null {
+  const at = (seat: Seat, locator: string) => `${String(seats.indexOf(seat)).padStart(4, '0')}\u0001${locator}`;
+  const rows = found.map((f) => ({ ...f.row, locator: at(f.seat, f.row.locator) }));
+  const origin = parseLocator(home.origin) ? at(home, home.origin) : '';
+  const row = mode === 'attention' ? pickAttention(rows, origin) : mode === 'blocked' ? pickBlocked(rows) : pickNext(rows, origin);
+  return row ? found[rows.indexOf(row)]! : null;
 }
 
 async function focus(runner: TmuxRunner, client: string | null, loc: { session: string; window: number }, pane: string): Promise<void> {

@@ -141,7 +141,9 @@ export class FleetSource implements Source {
   }
 
   async jump(row: WatchRow): Promise<string | null> {
-    const res = await runTma([...this.hubFlags, 'jump', '--host', row.host, '--pane', row.pane, ...(this.client ? ['--client', this.client] : [])], 20_000);
+    // Pane ids repeat across one host's servers: the row's server names which pane this is.
+    const where = ['--host', row.host, '--server', row.server, '--pane', row.pane];
+    const res = await runTma([...this.hubFlags, 'jump', ...where, ...(this.client ? ['--client', this.client] : [])], 20_000);
     return errorLine(res);
   }
 

@@ -106,7 +106,6 @@ export class LocalSource implements Source {
 
   start(onRows: (rows: WatchRow[], trouble: Map<string, string>) => void): void {
     let last = '';
-    let woken = true;
     this.listen();
     const loop = async () => {
       while (!this.closed) {
@@ -131,11 +130,11 @@ export class LocalSource implements Source {
         // tmux's first answer to a new subscription is a change: it costs one cycle, once.
         if (!this.subscribed) this.subscribed = await this.subscribe();
         if (this.subscribed) {
-          // After a move or an act, one more look a second later: what an agent does next (its
-          // repaint after a key, a state the fold confirms over two looks) may move no format.
-          const limit = began < this.settleUntil ? SETTLE_STEP_MS : woken ? PROBE_MS : BELT_MS;
+          // A hold only the clock ends (the working→idle dwell after an idle repaint) ends with no
+          // format moving, so tmux never says so: while one stands, look again each second. Else
+          // tmux's word that something moved is the only wake-up, bar the belt.
+          const limit = began < this.settleUntil ? SETTLE_STEP_MS : this.local.engine.waitsOnClock() ? PROBE_MS : BELT_MS;
           while (!this.closed && !this.poked && !this.moved && this.subscribed && Date.now() - began < limit) await this.sleep(limit - (Date.now() - began));
-          woken = this.poked || this.moved;
         } else {
           // The cycle's own stamps are part of what it leaves behind: the probe starts from there.
           const seen = await this.probe();

@@ -184,6 +184,14 @@ export class Engine {
     }
   }
 
+  /**
+   * Some pane's last look was a hold only the clock can end (a working→idle dwell, a hook claim
+   * not yet decayed): a later look may publish a new state while nothing on the screen moves.
+   */
+  waitsOnClock(): boolean {
+    return this.looks.anyPending();
+  }
+
   /** A hook event for this pane reached the collector: its hooks are alive. */
   hookEvent(pane: string): void {
     this.liveness.hookEvent(pane, this.now());

@@ -14,6 +14,7 @@ import { TOKENS, startTestHub, type TestHub } from '../support/hub-harness.js';
 import { REPO, ScratchTmux, tma, waitFor, type StandIn } from '../support/scratch-tmux.js';
 import { SCREENS } from '../support/screens.js';
 import { startSshd, type Sshd } from '../support/sshd.js';
+import { tmaLine, tuiPane } from '../support/tui-pane.js';
 
 let dir: string;
 let hub: TestHub;
@@ -320,6 +321,40 @@ describe('jump over a hub, through a real sshd', () => {
     expect(build1.tmux('display-message', '-p', '-c', client, '#{window_index} #{pane_active}').trim()).toBe('1 1');
     expect(await settled(idle)).toBe('');
   }, 30_000);
+
+  it('from tma watch --hub, Enter on a remote row opens the ssh window and lands on that pane', async () => {
+    const before = new Set(build1.tmux('list-clients', '-F', '#{client_name}').split('\n').filter(Boolean));
+    // The watch runs in a pane of this machine's server, as a person runs it.
+    const t = tuiPane(here, 150, 30);
+    t.type(tmaLine({ XDG_CONFIG_HOME: join(dir, 'cli-cfg') }, ['--hub', hub.url, '--token-file', join(dir, 'operator'), 'watch', '--table']));
+    t.keys('Enter');
+    await t.until((x) => /○ idle .* build1 +main:1\.0/.test(x), 'the idle row of build1 on the watch', 20_000);
+    // Narrow the rows to that one, then Enter on it.
+    t.keys('/');
+    t.type('build1 main:1');
+    t.keys('Enter');
+    await t.until((x) => !/laptop +main/.test(x) && /build1 +main:1\.0/.test(x), 'only the idle row left');
+    t.keys('Enter');
+    await waitFor(() => here.tmux('list-windows', '-t', 'tui', '-F', '#{window_name}').includes('build1:main'), 'the ssh window beside the watch', 10_000);
+    let client = '';
+    await waitFor(
+      () => {
+        client =
+          build1
+            .tmux('list-clients', '-F', '#{client_name}')
+            .split('\n')
+            .find((c) => c && !before.has(c)) ?? '';
+        return client !== '';
+      },
+      'a new client attached on build1 over ssh',
+      15_000,
+    );
+    await waitFor(() => build1.tmux('display-message', '-p', '-c', client, '#{pane_id}').trim() === idle.pane, 'the client on the jumped-to pane', 5000);
+    expect(build1.tmux('display-message', '-p', '-c', client, '#{window_index} #{pane_active}').trim()).toBe('1 1');
+    await t.until((x) => x.includes('jumped to build1 main:1.0'), 'the watch saying where it jumped');
+    t.keys('q');
+    expect(await settled(idle)).toBe('');
+  }, 45_000);
 
   it('outside tmux, prints the ssh command; without a destination, says how to add one', async () => {
     const r = await fleet(['jump', '--host', 'build1', '--pane', idle.pane]);

@@ -76,6 +76,21 @@ describe('tma watch, local', () => {
     expect(Date.now() - at).toBeLessThan(2500);
   });
 
+  test('an agent that goes idle during the dwell shows idle once the dwell is over, with no keypress', async () => {
+    // A long dwell: the idle screen is held as working well past the look its repaint woke, and
+    // nothing on the screen moves when the hold ends (only the clock does).
+    writeFileSync(join(s.dir, 'config.toml'), '[fold]\nfreshness_secs = 0\ndwell_secs = 4\n');
+    const { working } = await twoAgents();
+    const t = tuiPane(s);
+    await startWatch(t);
+    const at = Date.now();
+    await working.paint('claude-idle.txt');
+    // Idle after a turn, not yet seen: done.
+    await t.until((x) => /✓1 ●0/.test(x), 'the agent done on the watch', 15_000);
+    // The dwell (counted from the last working look, before the repaint), then a look within a second.
+    expect(Date.now() - at).toBeLessThan(4000 + 2000);
+  }, 30_000);
+
   test('while nothing changes, the watch writes nothing to its terminal', async () => {
     await twoAgents();
     const t = tuiPane(s);

@@ -10,7 +10,8 @@ import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from '@nats-i
 import { DeliverPolicy } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
-import { blockedIdOf, sinkWants, type NotifyJournalStore } from '../notify/hub-notifier.js';
+import type { NotifyJournalStore } from '../notify/hub-notifier.js';
+import { blockedIdOf, sinkWants } from '../notify/sink-queue.js';
 import type { NotifySinkConfig } from '../notify/sink-config.js';
 import { JOURNAL_KEEP, type DeliveryState, type HubNotification, type JournalEntry, type JournalStats, type SinkDelivery } from '../notify/journal.js';
 import { follow, type Following } from './follow.js';

@@ -10,7 +10,8 @@
 import { AckPolicy, DeliverPolicy, StorageType, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
 import type { HubNotification } from '../notify/journal.js';
-import { blockedIdOf, type SharedNotify } from '../notify/hub-notifier.js';
+import type { SharedNotify } from '../notify/hub-notifier.js';
+import { blockedIdOf } from '../notify/sink-queue.js';
 import type { NotifySinkConfig } from '../notify/sink-config.js';
 import { NOTIFY_KEEP_MS } from './connect.js';
 import { NOTIFY_STREAM, NOTIFY_SUBJECT, notifyIdToken, sinkConsumer } from './keys.js';

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConfig } from '../config/config.js';
+import { withBackoff } from './retry.js';
 import { ACTION_KEY_BUCKET, HOSTS_BUCKET, NONCE_BUCKET, NOTIFY_OUT_BUCKET, ROWS_BUCKET, SLOTS_BUCKET } from './keys.js';
 
 export interface FleetBuckets {
@@ -25,19 +26,6 @@ const SLOT_MAX_AGE_MS = 3_600_000;
 export const NOTIFY_KEEP_MS = 7 * 24 * 3_600_000;
 /** Longer than any action link lives (`action_ttl_secs` is at most a day): a used nonce outlives its link. */
 const NONCE_MAX_AGE_MS = 25 * 3_600_000;
-
-async function withBackoff<T>(what: string, fn: () => Promise<T>, untilMs: number): Promise<T> {
-  let wait = 100;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (e) {
-      if (Date.now() + wait > untilMs) throw new Error(`${what}: ${(e as Error).message}`);
-      await new Promise((r) => setTimeout(r, wait));
-      wait = Math.min(wait * 2, 2000);
-    }
-  }
-}
 
 function readCreds(file: string): Uint8Array {
   try {

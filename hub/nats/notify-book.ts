@@ -16,6 +16,7 @@ import type { NotifySinkConfig } from '../notify/sink-config.js';
 import { JOURNAL_KEEP, type DeliveryState, type HubNotification, type JournalEntry, type JournalStats, type SinkDelivery } from '../notify/journal.js';
 import { follow, type Following } from './follow.js';
 import { notifyOutKey, NOTIFY_STREAM } from './keys.js';
+import { withBackoff } from './retry.js';
 
 /** What the bucket holds per (sink, notification). */
 interface OutWire {
@@ -70,10 +71,17 @@ export class NatsNotifyBook implements NotifyJournalStore {
   /** Follow the stream's last `keep` messages and the whole outcome bucket; resolves once caught up. */
   async start(): Promise<void> {
     this.following = await follow(this.kv, { onEntry: (_k, v) => v && this.applyOut(JSON.parse(dec.decode(v)) as OutWire) }, this.log, 'notify outcomes');
-    const info = await (await this.js.jetstreamManager()).streams.info(NOTIFY_STREAM);
+    // A stream just made, or one electing a leader, may not answer at once.
+    const until = Date.now() + READY_TIMEOUT_MS;
+    const jsm = await this.js.jetstreamManager();
+    const info = await withBackoff(`stream ${NOTIFY_STREAM}`, () => jsm.streams.info(NOTIFY_STREAM), until);
     const last = info.state.last_seq;
     const start = Math.max(info.state.first_seq, last - this.keep + 1, 1);
-    const oc: Consumer = await this.js.consumers.get(NOTIFY_STREAM, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start });
+    const oc: Consumer = await withBackoff(
+      `stream ${NOTIFY_STREAM} follower`,
+      () => this.js.consumers.get(NOTIFY_STREAM, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start }),
+      until,
+    );
     this.messages = await oc.consume();
     let caughtUp!: () => void;
     const ready = new Promise<void>((ok) => (caughtUp = ok));

@@ -16,6 +16,7 @@ import type { NotifySinkConfig } from '../notify/sink-config.js';
 import { NOTIFY_KEEP_MS } from './connect.js';
 import { NOTIFY_STREAM, NOTIFY_SUBJECT, notifyIdToken, sinkConsumer } from './keys.js';
 import { NOTIFY_ACK_WAIT_MS, type NatsNotifyBook } from './notify-book.js';
+import { withBackoff } from './retry.js';
 
 const NS_PER_MS = 1_000_000;
 /** A collector resends what it was not acknowledged for; one come back within this is a repeat. */
@@ -27,32 +28,29 @@ const FOLLOW_WAIT_MS = 1000;
 
 /** The stream, made by the first hub and found by the rest. */
 export async function ensureNotifyStream(jsm: JetStreamManager, replicas: number): Promise<void> {
-  const until = Date.now() + 30_000;
-  for (let wait = 100; ; wait = Math.min(wait * 2, 2000)) {
+  const add = () =>
+    jsm.streams.add({
+      name: NOTIFY_STREAM,
+      subjects: [NOTIFY_SUBJECT],
+      storage: StorageType.File,
+      num_replicas: replicas,
+      max_age: NOTIFY_KEEP_MS * NS_PER_MS,
+      max_msgs: NOTIFY_MAX_MSGS,
+      duplicate_window: DEDUP_WINDOW_MS * NS_PER_MS,
+    });
+  const addOrFind = async () => {
     try {
-      await jsm.streams.add({
-        name: NOTIFY_STREAM,
-        subjects: [NOTIFY_SUBJECT],
-        storage: StorageType.File,
-        num_replicas: replicas,
-        max_age: NOTIFY_KEEP_MS * NS_PER_MS,
-        max_msgs: NOTIFY_MAX_MSGS,
-        duplicate_window: DEDUP_WINDOW_MS * NS_PER_MS,
-      });
-      return;
+      await add();
     } catch (e) {
       // Made already (by another hub, or with other limits by another version): use it as it is.
-      if (
-        await jsm.streams.info(NOTIFY_STREAM).then(
-          () => true,
-          () => false,
-        )
-      )
-        return;
-      if (Date.now() + wait > until) throw new Error(`stream ${NOTIFY_STREAM}: ${(e as Error).message}`);
-      await new Promise((r) => setTimeout(r, wait));
+      const made = await jsm.streams.info(NOTIFY_STREAM).then(
+        () => true,
+        () => false,
+      );
+      if (!made) throw e;
     }
-  }
+  };
+  await withBackoff(`stream ${NOTIFY_STREAM}`, addOrFind, Date.now() + 30_000);
 }
 
 /** What the consumers need of the notifier: whether a sink wants a notification, and handing it over. */

@@ -47,12 +47,17 @@ export function sinkWants(sink: NotifySinkConfig, n: Pick<HubNotification, 'trig
 /** Events one message carries at most; more wait for the next message. */
 export const MAX_BATCH_EVENTS = 100;
 
+/** How many resumed message ids a queue remembers having sent again. */
+const RESUMED_KEPT = 1000;
+
 type Flight = Batch & { firstAt: number; attempts: number; written: Promise<void> };
 
 export class SinkQueue {
   private waiting: HubNotification[] = [];
   /** Messages formed before a restart or reload, sent first and under the ids they had. */
   private resumed = new Map<string, HubNotification[]>();
+  /** Resumed messages already on their way again (the last RESUMED_KEPT): a late part goes alone. */
+  private readonly resent = new Set<string>();
   private batch: Flight | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private stopped = false;
@@ -111,6 +116,13 @@ export class SinkQueue {
   /** A message the journal says was formed (and maybe sent) before: it goes again as it was. */
   resume(delivery: string, n: HubNotification): void {
     if (this.stopped) return;
+    if (this.resent.has(delivery)) {
+      // The rest of a message that came back split (a shared stream hands a dead hub's events
+      // over one by one): under the id already sent, a receiver that drops repeats would lose it.
+      this.waiting.push(n);
+      this.soon();
+      return;
+    }
     const events = this.resumed.get(delivery) ?? [];
     events.push(n);
     this.resumed.set(delivery, events);
@@ -146,6 +158,8 @@ export class SinkQueue {
       this.resumed.delete(id);
       const owed = events.filter((e) => this.owed(e));
       if (!owed.length) continue;
+      this.resent.add(id);
+      if (this.resent.size > RESUMED_KEPT) this.resent.delete(this.resent.values().next().value!);
       this.batch = { id, events: owed, firstAt: now, attempts: 0, written: Promise.resolve() };
       void this.attempt();
       return;

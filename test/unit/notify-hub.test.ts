@@ -215,6 +215,42 @@ describe('delivery rules', () => {
   });
 });
 
+describe('a message resumed from another hub', () => {
+  it('goes again under its id; a part of it that comes back later goes under a new one', async () => {
+    const sent: { id: string; panes: string[] }[] = [];
+    const journal = new NotifyJournal(null);
+    const hub = new HubNotifier({
+      journalPath: null,
+      journal,
+      logger: pino({ level: 'silent' }),
+      context: { hubUrl: 'http://hub' },
+      sinks: [{ name: 's', kind: 'webhook', url: 'http://x', command: null, secret: null, on: ['blocked'], hosts: null, pageUrl: null }],
+      timing: { groupMs: 10 },
+      deliver: (_s, b) => {
+        sent.push({ id: b.id, panes: b.events.map((e) => e.pane) });
+        return Promise.resolve();
+      },
+    });
+    const n = (id: string, pane: string): HubNotification => ({ ...ev({ pane }), id, host: 'h', received_ms: 1 });
+    const [a, b] = [n('a', '%1'), n('b', '%2')];
+    // Owed to the sink, as the shared book says of what a dead hub held.
+    await journal.accept(a, ['s']);
+    await journal.accept(b, ['s']);
+    const until = async (cond: () => boolean) => {
+      for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
+    };
+    hub.take('s', a, 'dead-hub-7');
+    await until(() => sent.length === 1);
+    hub.take('s', b, 'dead-hub-7');
+    await until(() => sent.length === 2);
+    hub.close();
+    expect(sent[0]).toEqual({ id: 'dead-hub-7', panes: ['%1'] });
+    // A receiver dropping a repeated id would lose %2 under the old one.
+    expect(sent[1]!.panes).toEqual(['%2']);
+    expect(sent[1]!.id).not.toBe('dead-hub-7');
+  });
+});
+
 describe('what a prompt asks, in a sink', () => {
   const asked: HubNotification = { ...ev({ pending_tool: 'Bash', pending_summary: 'Bash: rm -rf build/' }), id: 'n1', host: 'build1', received_ms: 1 };
   const sink = (more: string): NotifySinkConfig =>

@@ -17,8 +17,7 @@ import { startNats, type NatsNode } from '../support/nats-server.js';
 import { freePort } from '../support/ports.js';
 import { REPO, ScratchTmux, type StandIn } from '../support/scratch-tmux.js';
 import { SCREENS } from '../support/screens.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep, when } from '../support/when.js';
 
 const toml = (natsUrl: string) => `
 [[collector]]
@@ -39,16 +38,6 @@ role = "viewer"
 url = "${natsUrl}"
 lease_secs = 2
 `;
-
-async function when<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 async function agents(url: string): Promise<FleetDocument | null> {
   const r = await fetch(`${url}/v1/agents`, { headers: { authorization: `Bearer ${TOKENS.operator}` }, signal: AbortSignal.timeout(3000) }).catch(() => null);

@@ -17,11 +17,11 @@ import { startNats, type NatsNode } from '../support/nats-server.js';
 import { freePort } from '../support/ports.js';
 import { REPO, ScratchTmux, type StandIn } from '../support/scratch-tmux.js';
 import { SCREENS } from '../support/screens.js';
+import { sleep, when } from '../support/when.js';
 
 const SECOND_PROMPT = join(REPO, 'test/integration/screens/claude-second-prompt.txt');
 // The default lease: the move within 5 s holds for a hub.toml that does not set one.
 const LEASE_SECS = 3;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const toml = (natsUrl: string) => `
 [[collector]]
@@ -41,16 +41,6 @@ async function agents(url: string): Promise<FleetDocument | null> {
   return r?.ok ? ((await r.json()) as FleetDocument) : null;
 }
 const unclocked = (text: string) => text.replace(/"(last_seen_ms|clock_offset_ms)":-?\d+/g, '"$1":0');
-
-async function when<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 20_000, stepMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(stepMs);
-  }
-}
 
 const blocked = (url: string, not: string | null = null) =>
   when(`a fresh blocked row on ${url}`, async () =>
@@ -190,6 +180,7 @@ describe('two hub processes on NATS, one collector', { timeout: 180_000 }, () =>
         return (h.last_seen_ms ?? 0) > killedAt && d!.agents.some((r) => r.host === 'build1' && !r.stale) ? t : undefined;
       },
       15_000,
+      50,
     );
     const staleFor = spell.from === null ? 0 : moved - spell.from;
     console.log(`[nats-hubs] after kill -9: on b after ${moved} ms; shown stale on b for ${staleFor} ms (${spell.reason ?? 'never seen stale'})`);
@@ -223,6 +214,7 @@ describe('two hub processes on NATS, one collector', { timeout: 180_000 }, () =>
           return h?.stale ? { ms: Date.now() - killedAt, reason: h.reason } : undefined;
         },
         10_000,
+        50,
       );
       console.log(`[nats-hubs] owner killed, nobody redialling: stale on a after ${stale.ms} ms (${stale.reason})`);
       expect(stale.reason).toMatch(/stopped renewing/);

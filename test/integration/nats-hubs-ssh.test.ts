@@ -15,20 +15,10 @@ import { startNats, type NatsNode } from '../support/nats-server.js';
 import { freePort } from '../support/ports.js';
 import { REPO, ScratchTmux } from '../support/scratch-tmux.js';
 import { startSshd, type Sshd } from '../support/sshd.js';
+import { sleep, when } from '../support/when.js';
 
 const SCREEN = join(REPO, 'test/integration/screens/claude-idle-marked.txt');
 const LEASE_SECS = 2;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function when<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 20_000, stepMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(stepMs);
-  }
-}
 
 async function build1(url: string): Promise<{ host: HostStatus; fresh: boolean } | undefined> {
   const r = await fetch(`${url}/v1/agents`, { headers: { authorization: `Bearer ${TOKENS.operator}` }, signal: AbortSignal.timeout(3000) }).catch(() => null);

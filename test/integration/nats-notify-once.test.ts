@@ -18,11 +18,11 @@ import { TOKENS } from '../support/hub-harness.js';
 import { startHubProcess, type HubProcess } from '../support/hub-process.js';
 import { startNats, type NatsNode } from '../support/nats-server.js';
 import { freePort } from '../support/ports.js';
+import { sleep, when } from '../support/when.js';
 
 const FAILING_MS = 30_000;
 const EPISODE = 1_796_000_000_000;
 const PANES = ['%1', '%2', '%3', '%4', '%5'];
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Taken {
   delivery: string;
@@ -70,16 +70,6 @@ function event(pane: string, episode = EPISODE): FleetNotification {
     pending_tool: 'Bash',
     pending_summary: null,
   };
-}
-
-async function when<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
 }
 
 const auth = { authorization: `Bearer ${TOKENS.operator}` };

@@ -2,10 +2,11 @@
 // reading it (one document, or a stream of lines).
 
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Agent, type Dispatcher } from 'undici';
 import { certificateProblem, type HubTlsOptions } from '../../shared/hub-tls.js';
 import { UsageError, type Parsed } from '../args.js';
-import { hubTrustOf } from '../hub-trust.js';
+import { hubTrustGiven, hubTrustOf } from '../hub-trust.js';
 import type { SELECTOR } from '../verb-flags.js';
 import { defaultTokenFile } from '../hub-files.js';
 import { ExitError } from '../local.js';
@@ -13,8 +14,13 @@ import { ExitError } from '../local.js';
 export interface HubTarget {
   base: URL;
   token: string | null;
-  /** `--hub-ca` / `--hub-fingerprint`: the TLS options to dial with; absent: the system's roots. */
+  /** `--hub-ca` / `--hub-fingerprint` (or TMA_HUB_CA / TMA_HUB_FINGERPRINT): the TLS options to dial with; absent: the system's roots. */
   tls?: () => Promise<HubTlsOptions>;
+  /**
+   * The global flags that make a child `tma` dial this hub exactly so (URL, token file, trust):
+   * a view's act and jump children take these, never a list of their own that could miss one.
+   */
+  childFlags: string[];
 }
 
 function readTokenFile(path: string, what: string): string {
@@ -59,8 +65,12 @@ export function hubTarget(p: Parsed, env: NodeJS.ProcessEnv): HubTarget {
       token = null;
     }
   }
-  const tls = hubTrustOf(p, base);
-  return { base, token, ...(tls ? { tls } : {}) };
+  const tls = hubTrustOf(p, base, env);
+  const childFlags = ['--hub', base.origin, ...(file ? ['--token-file', resolve(file)] : [])];
+  const trust = tls ? hubTrustGiven(p, env)?.trust : undefined;
+  if (trust?.caFile !== undefined) childFlags.push('--hub-ca', resolve(trust.caFile));
+  if (trust?.fingerprint !== undefined) childFlags.push('--hub-fingerprint', trust.fingerprint);
+  return { base, token, ...(tls ? { tls } : {}), childFlags };
 }
 
 /** Node's fetch with the hub's TLS trust, when one was given (undici is the library inside it). */

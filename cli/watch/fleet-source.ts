@@ -1,7 +1,8 @@
 // A view's rows from a hub: its `/v1/subscribe?mode=changes` stream (a full document first, then
 // only what moved), so the view does nothing at all while the fleet is still. Acts and jumps go
-// through the command line against the same hub (`tma --hub … act|jump --host H …`); screens stay
-// on their hosts, so a fleet row has no preview.
+// through the command line against the same hub (`tma --hub … act|jump --host H …`), dialled with
+// the flags the hub target itself gives (URL, token, CA or pin); screens stay on their hosts, so a
+// fleet row has no preview.
 
 import { randomBytes } from 'node:crypto';
 import type { FleetDocument, FleetRow, HostStatus } from '../../shared/fleet.js';
@@ -72,7 +73,6 @@ export class FleetSource implements Source {
   private closed = false;
   private readonly copy = new FleetCopy();
   private readonly target: HubTarget;
-  private readonly hubFlags: string[];
 
   constructor(
     private readonly p: Parsed<typeof SELECTOR>,
@@ -80,8 +80,6 @@ export class FleetSource implements Source {
   ) {
     this.target = hubTarget(p, process.env);
     this.label = `fleet at ${this.target.base.origin}`;
-    const tokenFile = p.globals['token-file'];
-    this.hubFlags = ['--hub', this.target.base.origin, ...(tokenFile ? ['--token-file', tokenFile] : [])];
   }
 
   start(onRows: (rows: WatchRow[], trouble: Map<string, string>) => void): void {
@@ -126,7 +124,7 @@ export class FleetSource implements Source {
   async act(action: string, row: WatchRow): Promise<string> {
     const slot = `watch-${randomBytes(9).toString('hex')}`;
     const res = await runTma([
-      ...this.hubFlags,
+      ...this.target.childFlags,
       'act',
       action,
       '--host',
@@ -143,7 +141,7 @@ export class FleetSource implements Source {
   async jump(row: WatchRow): Promise<string | null> {
     // Pane ids repeat across one host's servers: the row's server names which pane this is.
     const where = ['--host', row.host, '--server', row.server, '--pane', row.pane];
-    const res = await runTma([...this.hubFlags, 'jump', ...where, ...(this.client ? ['--client', this.client] : [])], 20_000);
+    const res = await runTma([...this.target.childFlags, 'jump', ...where, ...(this.client ? ['--client', this.client] : [])], 20_000);
     return errorLine(res);
   }
 

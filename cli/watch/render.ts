@@ -40,6 +40,24 @@ export function fit(s: string, n: number): string {
   return `${cps.slice(0, Math.max(0, n - 1)).join('')}…`;
 }
 
+/**
+ * Break into lines of at most `n` columns (at spaces where it can), so a long error is read whole
+ * rather than cut; at most `max` lines, the last cut with … when even that is not enough.
+ */
+export function wrap(s: string, n: number, max = 4): string[] {
+  if (n <= 0) return [];
+  const out: string[] = [];
+  let rest = [...s];
+  while (rest.length > n && out.length < max - 1) {
+    let at = rest.lastIndexOf(' ', n);
+    if (at <= 0) at = n;
+    out.push(rest.slice(0, at).join('').trimEnd());
+    rest = rest.slice(rest[at] === ' ' ? at + 1 : at);
+  }
+  out.push(fit(rest.join(''), n));
+  return out;
+}
+
 const pad = (s: string, n: number) => {
   const f = fit(s, n);
   return f + ' '.repeat(Math.max(0, n - [...f].length));
@@ -149,13 +167,13 @@ function menuLines(s: ViewState, f: Frame): string[] {
 export function render(s: ViewState, f: Frame): string[] {
   const title = `${s.mode === 'picker' ? 'tma' : 'tma watch'} — ${f.source}   ${counts(s.shown)}`;
   const top = [fit(clean(title), f.cols)];
-  for (const [host, what] of [...s.hostTrouble].sort(([a], [b]) => a.localeCompare(b))) top.push(fit(clean(`host ${host}: ${what}`), f.cols));
+  for (const [host, what] of [...s.hostTrouble].sort(([a], [b]) => a.localeCompare(b))) top.push(...wrap(clean(`host ${host}: ${what}`), f.cols, 3));
   if (s.mode === 'picker' || s.editing || s.filter) top.push(fit(`filter: ${clean(s.filter)}${s.editing ? '▏' : ''}`, f.cols));
   if (s.klass) top.push(fit(`showing ${s.klass} only (0 shows all)`, f.cols));
   const bottom: string[] = [];
   const confirm = confirmLine(s, f.now, f.cols);
   if (confirm) bottom.push(`${BOLD}${confirm}${RESET}`);
-  else if (s.notice) bottom.push(fit(clean(s.notice), f.cols));
+  else if (s.notice) bottom.push(...wrap(clean(s.notice), f.cols, 4));
   bottom.push(`${confirm ? BOLD : DIM}${fit(keyHelp(s), f.cols)}${RESET}`);
   const room = Math.max(1, f.rows - top.length - bottom.length);
   let middle: string[];

@@ -1,6 +1,14 @@
 // The thin shell between the pure views and a real terminal: the alternate screen, a hidden
 // cursor and raw input while a view runs, and all three put back however it ends (quit, a signal,
 // a crash). A frame is written only when it differs from the last one, line by line.
+//
+// When the terminal goes away (its tmux server killed, an ssh link dropped: SIGHUP, or EIO/EPIPE
+// on stdin or stdout) nothing is put back, since there is nothing to put it on, and the process
+// ends with 129. Node restores at exit the modes of every stdio descriptor that was a terminal
+// when it started, and a hung-up terminal refuses that with an assertion; so those descriptors are
+// closed first and Node skips them.
+
+import { closeSync } from 'node:fs';
 
 export interface Screen {
   readonly cols: number;
@@ -13,12 +21,21 @@ export interface Screen {
 const ENTER = '\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J';
 const LEAVE = '\x1b[0m\x1b[?25h\x1b[?1049l';
 
+/** Exit code when the terminal hung up: as if SIGHUP had ended the process. */
+export const HANGUP_EXIT = 129;
+
+/** Errors that mean the terminal is gone rather than a fault of ours. */
+const GONE_CODES = new Set(['EIO', 'EPIPE', 'ENXIO', 'EBADF', 'ECONNRESET']);
+
 export function openScreen(opts: { onKeys: (data: string) => void; onResize: () => void }): Screen {
   const out = process.stdout;
   const inp = process.stdin;
   let last: string[] = [];
   let restored = false;
+  let gone = false;
   const wasRaw = inp.isTTY ? inp.isRaw : false;
+  // Which descriptors Node will try to put back at exit (it noted them at start).
+  const ttyFds = [inp.isTTY, out.isTTY, process.stderr.isTTY].flatMap((tty, fd) => (tty ? [fd] : []));
 
   const onData = (d: Buffer | string) => opts.onKeys(typeof d === 'string' ? d : d.toString('utf8'));
   const onResize = () => {
@@ -30,31 +47,59 @@ export function openScreen(opts: { onKeys: (data: string) => void; onResize: () 
     restored = true;
     inp.off('data', onData);
     out.off('resize', onResize);
-    if (inp.isTTY) inp.setRawMode(wasRaw);
+    inp.off('end', onGone);
     inp.pause();
-    try {
-      out.write(LEAVE);
-    } catch {
-      // The terminal is gone; nothing left to restore.
+    if (!gone) {
+      try {
+        if (inp.isTTY) inp.setRawMode(wasRaw);
+        out.write(LEAVE);
+      } catch {
+        // The terminal is gone; nothing left to restore.
+      }
     }
     for (const [sig, h] of handlers) process.off(sig, h);
     process.off('exit', restore);
     process.off('uncaughtException', crash);
     process.off('unhandledRejection', crash);
   };
-  const crash = (e: unknown) => {
+  /** The terminal hung up: leave without touching it, and without Node's assertion at exit. */
+  const hangUp = () => {
+    gone = true;
     restore();
-    process.stderr.write(`tma: ${(e as Error)?.stack ?? String(e)}\n`);
+    for (const fd of ttyFds) {
+      try {
+        closeSync(fd);
+      } catch {
+        // Already closed.
+      }
+    }
+    process.exit(HANGUP_EXIT);
+  };
+  const onGone = () => hangUp();
+  const onStreamError = (e: NodeJS.ErrnoException) => {
+    if (GONE_CODES.has(e.code ?? '')) hangUp();
+    else crash(e);
+  };
+  const crash = (e: unknown) => {
+    if (GONE_CODES.has((e as NodeJS.ErrnoException)?.code ?? '') && !restored) return hangUp();
+    restore();
+    if (!gone) process.stderr.write(`tma: ${(e as Error)?.stack ?? String(e)}\n`);
     process.exit(1);
   };
   const handlers: [NodeJS.Signals, () => void][] = (['SIGTERM', 'SIGHUP', 'SIGINT'] as const).map((sig) => [
     sig,
-    () => {
-      restore();
-      process.exit(128 + (sig === 'SIGHUP' ? 1 : sig === 'SIGINT' ? 2 : 15));
-    },
+    sig === 'SIGHUP'
+      ? hangUp
+      : () => {
+          restore();
+          process.exit(128 + (sig === 'SIGINT' ? 2 : 15));
+        },
   ]);
   for (const [sig, h] of handlers) process.on(sig, h);
+  // Kept after restore: a write still in flight may fail once the terminal is gone.
+  inp.on('error', onStreamError);
+  out.on('error', onStreamError);
+  inp.on('end', onGone);
   process.on('exit', restore);
   process.on('uncaughtException', crash);
   process.on('unhandledRejection', crash);
@@ -82,7 +127,7 @@ export function openScreen(opts: { onKeys: (data: string) => void; onResize: () 
         buf += `\x1b[${i + 1};1H${l}\x1b[0m\x1b[K`;
       }
       last = [...lines];
-      if (buf) out.write(buf);
+      if (buf && !gone) out.write(buf);
     },
     restore,
   };

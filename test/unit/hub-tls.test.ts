@@ -82,6 +82,17 @@ describe('the trust a verb dials with', () => {
     );
     expect(() => hubTrustOf(parsed(['--hub-fingerprint', 'AB', 'ls']), new URL('https://hub.lan:7480'))).toThrow(/64 hex digits/);
   });
+
+  it('TMA_HUB_CA / TMA_HUB_FINGERPRINT stand in for absent flags; a flag replaces both; a plain hub ignores them', async () => {
+    const file = join(scratch, 'env-ca.pem');
+    writeFileSync(file, a.cert);
+    const tlsHub = new URL('https://hub.lan:7480');
+    expect(await hubTrustOf(parsed(['ls']), tlsHub, { TMA_HUB_CA: file })!()).toEqual({ ca: a.cert });
+    expect(hubTrustOf(parsed(['ls']), new URL('http://hub.lan:7480'), { TMA_HUB_CA: file })).toBeNull();
+    // The exported pin is bad, but the flag given for this command is what counts.
+    expect(await hubTrustOf(parsed(['--hub-ca', file, 'ls']), tlsHub, { TMA_HUB_FINGERPRINT: 'AB' })!()).toEqual({ ca: a.cert });
+    expect(() => hubTrustOf(parsed(['ls']), tlsHub, { TMA_HUB_FINGERPRINT: 'AB' })).toThrow(/^TMA_HUB_FINGERPRINT "AB": expected/);
+  });
 });
 
 describe('[tls] in hub.toml', () => {

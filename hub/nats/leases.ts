@@ -14,6 +14,8 @@ const isConflict = (e: unknown): boolean => /wrong last sequence|key exists/i.te
 export class Leases {
   /** Hosts this hub holds, with the revision of its last write of the claim and when it runs out. */
   private readonly held = new Map<string, { revision: number; until: number; warned?: boolean }>();
+  /** Hosts with a renewal in flight: a second one on the same revision would conflict with the first. */
+  private readonly renewing = new Set<string>();
   private readonly timer: NodeJS.Timeout;
   /** Releases under way (a closing hub waits for them). */
   releasing = 0;
@@ -68,7 +70,16 @@ export class Leases {
 
   private async renew(host: string): Promise<void> {
     const mine = this.held.get(host);
-    if (!mine) return;
+    if (!mine || this.renewing.has(host)) return;
+    this.renewing.add(host);
+    try {
+      await this.renewOnce(host, mine);
+    } finally {
+      this.renewing.delete(host);
+    }
+  }
+
+  private async renewOnce(host: string, mine: { revision: number; until: number; warned?: boolean }): Promise<void> {
     const { text, until } = this.value();
     try {
       const revision = await this.kv.update(ownerKey(host), text, mine.revision);
@@ -76,6 +87,19 @@ export class Leases {
     } catch (e) {
       if (this.held.get(host) !== mine) return;
       if (isConflict(e)) {
+        // A conflict may be our own earlier write that timed out at the client but landed at the
+        // server: read the claim back and keep it when it still names this hub.
+        const cur = await this.kv.get(ownerKey(host)).catch(() => undefined);
+        if (this.held.get(host) !== mine) return;
+        if (cur === undefined) {
+          mine.warned = true;
+          return; // outcome unknown: never hand a host off on it; the next tick retries
+        }
+        const w = cur && cur.operation === 'PUT' ? cur.json<OwnerWire>() : undefined;
+        if (w?.hub === this.hubId) {
+          this.held.set(host, { revision: cur!.revision, until: w.until_ms });
+          return;
+        }
         this.lose(host, 'another hub took over this host');
         return;
       }

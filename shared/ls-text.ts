@@ -20,7 +20,9 @@ export function lsTextLine(r: AgentRow): string {
     r.repo ?? '',
     r.branch ?? '',
     flag(r.worktree),
-  ].map((f) => safeText(f)).join('\t');
+  ]
+    .map((f) => safeText(f))
+    .join('\t');
 }
 
 /** Said where a host keeps what its prompts ask (`[remote] share_prompt = false`). */
@@ -52,5 +54,7 @@ export function fleetLsTextLine(r: Omit<AgentRow, 'title'>): string {
     r.repo ?? '',
     r.branch ?? '',
     flag(r.worktree),
-  ].map((f) => safeText(f)).join('\t');
+  ]
+    .map((f) => safeText(f))
+    .join('\t');
 }

@@ -17,7 +17,7 @@ const visible = (ch: string): string => {
 
 /** `s` with every control shown visibly and at most `max` code points (before escaping) kept. */
 export function safeText(s: string, max = FIELD_MAX): string {
-  let t = String(s);
+  let t = s;
   if (t.length > max) {
     const cps = [...t];
     if (cps.length > max) t = `${cps.slice(0, Math.max(0, max - 1)).join('')}…`;

@@ -3,6 +3,7 @@
 // place. Scripts get the TSV (ls-text.ts) and JSON forms, which never change for this.
 
 import type { Edge } from './edges.js';
+import { safeText } from './terminal-text.js';
 
 /** `42s`, `3m`, `2h`, `5d`: how long, in the largest unit that is at least one. */
 export function ageText(ms: number): string {
@@ -67,7 +68,7 @@ export function lsTable(rows: readonly TableRow[], now: number, opts: { host?: b
   );
   if (opts.title) cols.push({ head: 'TITLE', cell: (r) => r.title ?? '', max: 40 });
   if (rows.some((r) => r.asks)) cols.push({ head: 'ASKS', cell: (r) => r.asks ?? '', max: 60 });
-  const cells = rows.map((r) => cols.map((c) => cut(c.cell(r), c.max ?? 200)));
+  const cells = rows.map((r) => cols.map((c) => cut(safeText(c.cell(r)), c.max ?? 200)));
   const widths = cols.map((c, i) => Math.max(c.head.length, ...cells.map((row) => row[i]!.length)));
   const line = (vals: string[]) =>
     vals
@@ -83,11 +84,11 @@ const clock = (ms: number) => new Date(ms).toTimeString().slice(0, 8);
 export function edgeLine(e: Pick<Edge, 'at_ms' | 'pane' | 'agent' | 'from' | 'to' | 'detail' | 'locator' | 'host'>, withHost: boolean): string {
   const change = e.from === '' ? `appeared ${e.to}` : e.to === '' ? `gone (was ${e.from})` : `${e.from} → ${e.to}`;
   const where = [withHost ? e.host : '', e.pane, e.agent].filter(Boolean).join(' ');
-  return `${clock(e.at_ms)} ${where} ${change}${e.detail && e.to !== '' ? ` (${e.detail})` : ''} ${e.locator}`;
+  return safeText(`${clock(e.at_ms)} ${where} ${change}${e.detail && e.to !== '' ? ` (${e.detail})` : ''} ${e.locator}`, 4096);
 }
 
 /** The opening lines of a readable stream: each agent as it stands now. */
 export function nowLine(r: TableRow, now: number, withHost: boolean): string {
   const where = [withHost ? (r.host ?? '') : '', r.pane, r.agent].filter(Boolean).join(' ');
-  return `${clock(now)} ${where} ${r.state}${r.detail ? ` (${r.detail})` : ''} for ${ageText(now - r.since_ms)} ${r.locator}`;
+  return safeText(`${clock(now)} ${where} ${r.state}${r.detail ? ` (${r.detail})` : ''} for ${ageText(now - r.since_ms)} ${r.locator}`, 4096);
 }

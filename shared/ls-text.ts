@@ -2,6 +2,7 @@
 // columns byte for byte; the fleet form is a separate form with host and server in front.
 
 import type { AgentRow } from './row.js';
+import { safeText } from './terminal-text.js';
 
 const flag = (b: boolean | null) => (b ? '1' : '');
 
@@ -19,7 +20,9 @@ export function lsTextLine(r: AgentRow): string {
     r.repo ?? '',
     r.branch ?? '',
     flag(r.worktree),
-  ].join('\t');
+  ]
+    .map((f) => safeText(f))
+    .join('\t');
 }
 
 /** Said where a host keeps what its prompts ask (`[remote] share_prompt = false`). */
@@ -31,7 +34,7 @@ export const NOT_SHARED = 'not shared by this host';
  */
 export function fleetAsks(r: Pick<AgentRow, 'state' | 'pending_summary'>, host: { shares_prompt: boolean | null } | undefined): string {
   if (r.state !== 'blocked') return '';
-  if (r.pending_summary) return r.pending_summary;
+  if (r.pending_summary) return safeText(r.pending_summary);
   return host?.shares_prompt === false ? NOT_SHARED : '';
 }
 
@@ -51,5 +54,7 @@ export function fleetLsTextLine(r: Omit<AgentRow, 'title'>): string {
     r.repo ?? '',
     r.branch ?? '',
     flag(r.worktree),
-  ].join('\t');
+  ]
+    .map((f) => safeText(f))
+    .join('\t');
 }

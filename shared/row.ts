@@ -112,5 +112,10 @@ export function rowClass(row: Pick<AgentRow, 'state' | 'attention'>) {
 
 /** Compact one-line JSON, the writer every JSON surface uses. */
 export function toJsonLine(doc: unknown): string {
-  return JSON.stringify(doc);
+  // JSON.stringify escapes C0 but leaves DEL, C1 (0x9b is a CSI) and bidi overrides raw; these can
+  // only sit inside strings, so escaping them keeps the same document and a terminal inert.
+  return JSON.stringify(doc).replace(
+    /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }

@@ -4,6 +4,7 @@
 
 import type { FleetDocument, HostStatus } from '../../shared/fleet.js';
 import { toJsonLine } from '../../shared/row.js';
+import { safeText } from '../../shared/terminal-text.js';
 import { type Parsed } from '../args.js';
 import type { DOCTOR } from '../verb-flags.js';
 import { guard } from '../local.js';
@@ -68,7 +69,8 @@ export function doctorText(doc: FleetDocument, notes: readonly Notification[] | 
     }
   }
   if (doc.hosts.length === 0) lines.push('the hub knows no host yet');
-  return `${lines.join('\n')}\n`;
+  // Host names, reasons, versions and sink errors all come from hosts or the hub.
+  return `${lines.map((l) => safeText(l, 4096)).join('\n')}\n`;
 }
 
 export function doctorDocument(doc: FleetDocument, notes: readonly Notification[] | null): Record<string, unknown> {

@@ -2,6 +2,7 @@
 // Pure, so layout is tested without a terminal; the shell only writes what this returns.
 
 import { ageText } from '../../shared/ls-table.js';
+import { safeText } from '../../shared/terminal-text.js';
 import { selected, visible, type ViewState } from './model.js';
 import { CLASSES, type Klass, type WatchRow } from './rows.js';
 
@@ -21,7 +22,6 @@ export interface Frame {
 }
 
 export const GLYPH: Record<Klass, string> = { blocked: '⚑', done: '✓', working: '●', idle: '○', unknown: '?' };
-
 const INVERSE = '\x1b[7m';
 const BOLD = '\x1b[1m';
 const DIM = '\x1b[2m';
@@ -29,7 +29,7 @@ const RESET = '\x1b[0m';
 
 /** Agent- and host-provided text never carries a control character onto the screen. */
 export function clean(s: string): string {
-  return s.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ');
+  return safeText(s);
 }
 
 /** Cut to `n` columns (one column per code point; a cut shows as …). */

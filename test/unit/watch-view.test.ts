@@ -180,7 +180,7 @@ describe('render', () => {
   });
 
   test("an agent's text cannot put a control character on the screen", () => {
-    expect(clean('a\x1b[2Jb\x07c\u009b')).toBe('a [2Jb c ');
+    expect(clean('a\x1b[2Jb\x07c\u009b')).toBe('a\\x1b[2Jb\\x07c\\x9b');
     const s = withRows(initialState('watch'), [row('%2', 'blocked', { pending_summary: 'x\x1b]0;pwn\x07y' })]);
 
     for (const l of render(s, frame())) expect(l.replace(/\x1b\[[0-9;]*m/g, '')).not.toMatch(/[\x00-\x1f]/);

@@ -25,8 +25,8 @@ function start(args: string[]): { child: ChildProcess; out: () => string; exited
   const child = spawn(tma(), args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let out = '';
-  child.stdout!.on('data', (d) => (out += String(d)));
-  child.stderr!.on('data', (d) => (out += String(d)));
+  child.stdout.on('data', (d) => (out += String(d)));
+  child.stderr.on('data', (d) => (out += String(d)));
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   return { child, out: () => out, exited };
 }

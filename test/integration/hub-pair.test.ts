@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterEach, expect, it } from 'vitest';
 import { launchPageBrowser } from '../support/page-browser.js';
+import { killChildren } from '../support/children.js';
 import { freePort } from '../support/ports.js';
 import { REPO, tma, waitFor } from '../support/scratch-tmux.js';
 import { decodeTerminalQr } from '../support/terminal-qr.js';
@@ -24,13 +25,7 @@ afterEach(async () => {
   await browser?.close();
   browser = null;
   for (const a of aborts.splice(0)) a.abort();
-  for (const c of children.splice(0)) {
-    if (c.exitCode === null && c.signalCode === null) {
-      const gone = new Promise((r) => c.once('exit', r));
-      c.kill('SIGKILL');
-      await gone;
-    }
-  }
+  await killChildren(children);
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = '';
 });

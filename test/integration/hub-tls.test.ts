@@ -13,6 +13,7 @@ import { connect } from 'node:tls';
 import { afterEach, expect, it } from 'vitest';
 import { loadHubConfig } from '../../hub/config/config.js';
 import type { FleetDocument } from '../../shared/fleet.js';
+import { killChildren } from '../support/children.js';
 import { freePort } from '../support/ports.js';
 import { REPO, ScratchTmux, tma, waitFor } from '../support/scratch-tmux.js';
 
@@ -23,13 +24,7 @@ let scratch: ScratchTmux | null = null;
 const children: ChildProcess[] = [];
 
 afterEach(async () => {
-  for (const c of children.splice(0)) {
-    if (c.exitCode === null && c.signalCode === null) {
-      const gone = new Promise((r) => c.once('exit', r));
-      c.kill('SIGKILL');
-      await gone;
-    }
-  }
+  await killChildren(children);
   scratch?.kill();
   scratch = null;
   if (dir) rmSync(dir, { recursive: true, force: true });

@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
+import { killChildren } from '../support/children.js';
 import { freePort } from '../support/ports.js';
 import { REPO, ScratchTmux, tma, waitFor } from '../support/scratch-tmux.js';
 import { tmaLine, tuiPane } from '../support/tui-pane.js';
@@ -16,13 +17,7 @@ const servers: ScratchTmux[] = [];
 const children: ChildProcess[] = [];
 
 afterEach(async () => {
-  for (const c of children.splice(0)) {
-    if (c.exitCode === null && c.signalCode === null) {
-      const gone = new Promise((r) => c.once('exit', r));
-      c.kill('SIGKILL');
-      await gone;
-    }
-  }
+  await killChildren(children);
   for (const s of servers.splice(0)) s.kill();
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = '';

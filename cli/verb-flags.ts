@@ -58,6 +58,8 @@ export const HUB = {
   dir: text,
   force: bool,
   print: bool,
+  // `tma hub tls --show`: the kept certificate's fingerprint and the commands that trust it.
+  show: bool,
   // `tma hub tls --name HOST[,HOST...]`, `tma hub pair --name NAME`.
   name: text,
   ttl: text,

@@ -156,6 +156,8 @@ export const VERB_TABLE = {
       'tma hub tls [--name HOST[,HOST...]] [--force]\n' +
       '  a self-signed certificate and key (0600) for those names and addresses, [tls] added to hub.toml:\n' +
       '  HTTPS and wss:// on the same port; prints its SHA-256 (collectors: --hub-ca FILE or --hub-fingerprint SHA256)\n' +
+      'tma hub tls --show\n' +
+      '  the certificate hub.toml serves: its names, expiry, SHA-256 and the commands that trust it\n' +
       'tma hub pair [--role viewer|operator] [--name NAME] [--ttl 10m]\n' +
       '  a client token for one device, added to hub.toml; prints the page link and its QR code\n' +
       'tma hub clients [--json] | tma hub revoke NAME\n' +
@@ -170,7 +172,7 @@ export const VERB_TABLE = {
         'hub token --host NAME | --client NAME --role viewer|operator [--dir DIR] [--force] [--print]',
         'mint a 0600 token file, add it to hub.toml\nand reload the hub (--print only prints)',
       ],
-      ['hub tls [--name HOST[,HOST...]] [--force]', 'a self-signed certificate for the hub:\nHTTPS and wss:// on the same port'],
+      ['hub tls [--name HOST[,HOST...]] [--force] | hub tls --show', 'a self-signed certificate for the hub:\nHTTPS and wss:// on the same port'],
       ['hub pair [--role viewer|operator] [--name NAME] [--ttl 10m]', 'pair a device: page link and QR code'],
       ['hub clients [--json] | hub revoke NAME', 'paired devices, last seen; unpair one'],
     ],

@@ -20,7 +20,7 @@ export async function main(p: Parsed): Promise<number> {
       signal: AbortSignal.timeout(10_000),
     });
   } catch (e) {
-    throw unreachable(t, e);
+    throw await unreachable(t, e);
   }
   let detail = '';
   try {

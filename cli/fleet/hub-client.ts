@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Agent, type Dispatcher } from 'undici';
 import { certificateProblem, type HubTlsOptions } from '../../shared/hub-tls.js';
+import { speaksTls } from '../../shared/tls-probe.js';
 import { UsageError, type Parsed } from '../args.js';
 import { hubTrustGiven, hubTrustOf } from '../hub-trust.js';
 import type { SELECTOR } from '../verb-flags.js';
@@ -80,7 +81,7 @@ export async function dispatcherOf(t: HubTarget): Promise<{ dispatcher?: Dispatc
   try {
     connect = await t.tls();
   } catch (e) {
-    throw unreachable(t, e);
+    throw await unreachable(t, e);
   }
   return { dispatcher: new Agent({ connect }) };
 }
@@ -102,10 +103,18 @@ async function explain(res: Response): Promise<string> {
   return `the hub answered ${res.status}${detail}`;
 }
 
-export function unreachable(t: HubTarget, e: unknown): ExitError {
+export async function unreachable(t: HubTarget, e: unknown): Promise<ExitError> {
   const problem = certificateProblem(e);
   if (problem) return new ExitError(`hub ${t.base.origin} not trusted: ${problem}`, 1);
   const cause = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
+  // A hub that serves TLS drops a plain request unanswered: a handshake probe tells that apart.
+  if (t.base.protocol === 'http:' && /UND_ERR_SOCKET|ECONNRESET|socket/i.test(cause) && (await speaksTls(t.base.origin.replace(/^http:/, 'ws:')))) {
+    const https = t.base.origin.replace(/^http:/, 'https:');
+    return new ExitError(
+      `hub ${t.base.origin} serves TLS: use --hub ${https} with --hub-ca FILE or --hub-fingerprint SHA256 (\`tma hub tls --show\` on the hub prints both)`,
+      1,
+    );
+  }
   return new ExitError(`hub ${t.base.origin} unreachable: ${cause}`, 1);
 }
 
@@ -117,7 +126,7 @@ export async function getJson<T>(t: HubTarget, path: string, query: URLSearchPar
   try {
     res = await fetch(url, { headers: headers(t), signal: AbortSignal.timeout(10_000), ...via });
   } catch (e) {
-    throw unreachable(t, e);
+    throw await unreachable(t, e);
   }
   if (!res.ok) throw new ExitError(await explain(res), res.status === 400 ? 2 : 1);
   return (await res.json()) as T;
@@ -135,7 +144,7 @@ export async function postJson<T>(t: HubTarget, path: string, body: unknown, tim
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (e) {
-    throw unreachable(t, e);
+    throw await unreachable(t, e);
   }
   if (res.status === 401 || res.status === 403) throw new ExitError(await explain(res), 1);
   return { status: res.status, body: (await res.json()) as T };
@@ -155,7 +164,7 @@ export async function streamSse(t: HubTarget, path: string, query: URLSearchPara
   try {
     res = await fetch(url, { headers: headers(t, { accept: 'text/event-stream' }), signal: ctl.signal, ...via });
   } catch (e) {
-    throw unreachable(t, e);
+    throw await unreachable(t, e);
   }
   if (!res.ok || !res.body) throw new ExitError(await explain(res), res.status === 400 ? 2 : 1);
   const decoder = new TextDecoder();

@@ -79,7 +79,7 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
   const env = process.env;
   const [sub, ...rest] = p.positionals;
   const configPath = p.globals.config ?? defaultHubConfigPath(env);
-  const stray = (['host', 'client', 'role', 'dir', 'print', 'ttl', 'name', 'force', ...(sub === 'revoke' ? (['json'] as const) : [])] as const).find(
+  const stray = (['host', 'client', 'role', 'dir', 'print', 'ttl', 'name', 'force', 'show', ...(sub === 'revoke' ? (['json'] as const) : [])] as const).find(
     (k) => p.opts[k] !== undefined,
   );
   if (stray) throw new UsageError(`--${stray} is not a flag of \`tma hub ${sub}\``);

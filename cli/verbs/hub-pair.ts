@@ -5,7 +5,7 @@
 // it. The link uses the address a phone can reach: public_url, else the hub's own listen address
 // (this machine's LAN address when it listens on all of them), with a warning when that is loopback.
 
-import { randomBytes } from 'node:crypto';
+import { randomBytes, X509Certificate } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -62,6 +62,27 @@ export function pageBase(config: HubConfig | null, runningUrl: string | null): {
   };
 }
 
+/**
+ * A phone meets a self-signed certificate as a warning page: said how to check and trust it (the
+ * page needs a trusted one for notifications), and the way round it, a proxy with a real one.
+ */
+export function phoneTrust(config: HubConfig | null, page: string): string[] {
+  if (!config?.tls || config.publicUrl || !page.startsWith('https:')) return [];
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(readFileSync(config.tls.certFile));
+  } catch {
+    return [];
+  }
+  if (cert.issuer !== cert.subject) return [];
+  return [
+    '# the certificate is self-signed: the phone warns once; accept it only if it shows SHA-256',
+    `#   ${cert.fingerprint256}`,
+    `# or install ${config.tls.certFile} on the phone as a trusted certificate (notifications need it);`,
+    '# a certificate phones already trust: serve the hub behind a proxy and set public_url in hub.toml',
+  ];
+}
+
 /** A TOML offset date-time, whole seconds, rounded up so the token lives at least the --ttl given. */
 const tomlTime = (ms: number) => new Date(Math.ceil(ms / 1000) * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
 
@@ -81,7 +102,7 @@ export function pairEntryText(name: string, role: string, file: string, expires:
 export async function main(p: Parsed<typeof HUB>): Promise<number> {
   const env = process.env;
   if (p.positionals.length > 1) throw new UsageError(`unexpected argument "${p.positionals[1]}"`);
-  const stray = (['host', 'client', 'dir', 'print', 'json'] as const).find((k) => p.opts[k] !== undefined);
+  const stray = (['host', 'client', 'dir', 'print', 'json', 'show'] as const).find((k) => p.opts[k] !== undefined);
   if (stray) throw new UsageError(`--${stray} is not a flag of \`tma hub pair\``);
   const role = p.opts.role ?? 'viewer';
   if (role !== 'viewer' && role !== 'operator') throw new UsageError('--role is viewer or operator');
@@ -124,6 +145,7 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
       `# open on ${name} (${role}${expires !== null ? `, until ${new Date(expires).toISOString()}` : ''}):`,
       link,
       qr.trimEnd(),
+      ...phoneTrust(config, page),
       `# list devices: tma hub clients; unpair: tma hub revoke ${name}`,
       '',
     ].join('\n'),

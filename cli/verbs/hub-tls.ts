@@ -16,7 +16,7 @@ import { UsageError, type Parsed } from '../args.js';
 import type { HUB } from '../verb-flags.js';
 import { ExitError } from '../local.js';
 import { defaultHubConfigPath, localToken } from '../hub-files.js';
-import { appendEntry, newHubToml, runningHub, signalReload, writeConfigAtomically } from './hub-config-file.js';
+import { appendEntry, newHubToml, runningHub, signalReload, writeConfigAtomically, type RunningHub } from './hub-config-file.js';
 
 const DAYS = 825;
 const OPENSSL_TIMEOUT_MS = 30_000;
@@ -104,11 +104,75 @@ function writePair(files: { cert: string; key: string }, pem: { cert: string; ke
   renameSync(tmp(files.cert), files.cert);
 }
 
+/**
+ * The commands that trust the certificate, at the address a collector should dial: the running
+ * hub's port (it may listen where hub.toml does not say, by --listen), and its host when the
+ * certificate names it; else the certificate's first DNS name at the configured port.
+ */
+function trustLines(configPath: string, cert: string, fingerprint: string, names: string[], running: RunningHub | null): string[] {
+  let port = '7480';
+  try {
+    port = String(loadHubConfig(configPath).listen.port);
+  } catch {
+    // the default port is shown
+  }
+  let host = names.find((n) => !isIP(n) && n !== 'localhost') ?? names[0]!;
+  if (running) {
+    const bound = /^https?:\/\/(\[[^\]]+\]|[^:/]+):(\d+)/.exec(running.url);
+    if (bound) {
+      port = bound[2]!;
+      const h = bound[1]!.replace(/^\[|\]$/g, '');
+      if (names.includes(h) && h !== '0.0.0.0' && h !== '::') host = h;
+    }
+  }
+  const at = isIP(host) === 6 ? `[${host}]` : host;
+  return [
+    '# collectors and the fleet CLI trust it with the certificate copied to them, or by its fingerprint:',
+    `#   tma collector --hub wss://${at}:${port} --hub-ca ${cert} --token-file FILE`,
+    `#   tma --hub https://${at}:${port} --hub-fingerprint ${fingerprint} ls`,
+    '# a phone trusts it by opening the page once and accepting the certificate, or by installing',
+    `# ${cert} as a CA profile (iOS: Settings > General > About > Certificate Trust Settings)`,
+  ];
+}
+
+/** `tma hub tls --show`: the fingerprint of the certificate hub.toml serves, kept in its file. */
+function show(configPath: string): number {
+  const text = existsSync(configPath) ? readFileSync(configPath, 'utf8') : '';
+  const cert = listedTls(configPath, text)?.cert || tlsFiles(configPath).cert;
+  let x509: X509Certificate;
+  try {
+    x509 = new X509Certificate(readFileSync(cert));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new ExitError(
+      code === 'ENOENT' ? `no certificate at ${cert}; \`tma hub tls\` mints one` : `${cert}: not a PEM certificate (${code ?? (e as Error).message})`,
+      1,
+    );
+  }
+  const names = (x509.subjectAltName ?? '')
+    .split(', ')
+    .map((n) => n.replace(/^(DNS|IP Address):/, ''))
+    .filter(Boolean);
+  process.stdout.write(
+    [
+      `# certificate ${cert} for ${names.join(', ')}, valid until ${x509.validTo}`,
+      `# SHA-256 fingerprint: ${x509.fingerprint256}`,
+      ...trustLines(configPath, cert, x509.fingerprint256, names.length ? names : ['localhost'], runningHub(configPath)),
+      '',
+    ].join('\n'),
+  );
+  return 0;
+}
+
 export async function main(p: Parsed<typeof HUB>): Promise<number> {
   const env = process.env;
   if (p.positionals.length > 1) throw new UsageError(`unexpected argument "${p.positionals[1]}" (several names: --name a.lan,10.0.0.5)`);
-  const stray = (['host', 'client', 'role', 'dir', 'print', 'ttl'] as const).find((k) => p.opts[k] !== undefined);
+  const stray = (['host', 'client', 'role', 'dir', 'print', 'ttl', 'json'] as const).find((k) => p.opts[k] !== undefined);
   if (stray) throw new UsageError(`--${stray} is not a flag of \`tma hub tls\``);
+  if (p.opts.show === true) {
+    if (p.opts.name !== undefined || p.opts.force !== undefined) throw new UsageError('--show mints nothing: it takes neither --name nor --force');
+    return show(p.globals.config ?? defaultHubConfigPath(env));
+  }
   const given = (p.opts.name ?? '')
     .split(',')
     .map((n) => n.trim())
@@ -150,23 +214,13 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
     signalReload(running);
     said = `the running hub (pid ${running.pid}) was told to reload: new connections get this certificate`;
   } else said = `the running hub (pid ${running.pid}) serves plain HTTP: restart it to serve HTTPS`;
-  let port = '7480';
-  try {
-    port = String(loadHubConfig(configPath).listen.port);
-  } catch {
-    // the default port is shown
-  }
-  const host = names.find((n) => !isIP(n) && n !== 'localhost') ?? names[0]!;
-  const at = isIP(host) === 6 ? `[${host}]` : host;
   process.stdout.write(
     [
       `# certificate for ${names.join(', ')} (${DAYS} days) written to ${files.cert}, its key to ${files.key} (mode 0600)`,
       `# SHA-256 fingerprint: ${fingerprint}`,
       `# ${text === null ? 'already in' : 'added to'} ${configPath}; ${said}`,
       ...entry.split('\n').slice(1, -1),
-      '# collectors and the fleet CLI trust it with the certificate copied to them, or by its fingerprint:',
-      `#   tma collector --hub wss://${at}:${port} --hub-ca ${files.cert} --token-file FILE`,
-      `#   tma --hub https://${at}:${port} --hub-fingerprint ${fingerprint} ls`,
+      ...trustLines(configPath, files.cert, fingerprint, names, running),
       '',
     ].join('\n'),
   );

@@ -113,7 +113,7 @@ function hubOwnUrl(listen: string, running: RunningHub | null, scheme: 'ws' | 'w
 export async function main(p: Parsed<typeof HUB>): Promise<number> {
   const env = process.env;
   if (p.positionals.length > 1) throw new UsageError(`unexpected argument "${p.positionals[1]}"`);
-  const stray = (['name', 'ttl', 'json'] as const).find((k) => p.opts[k] !== undefined);
+  const stray = (['name', 'ttl', 'json', 'show'] as const).find((k) => p.opts[k] !== undefined);
   if (stray) throw new UsageError(`--${stray} is not a flag of \`tma hub token\``);
   const host = p.opts.host;
   const client = p.opts.client;

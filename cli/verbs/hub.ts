@@ -83,7 +83,7 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
   if (sub === 'tls') return (await import('./hub-tls.js')).main(p);
   if (sub === 'pair') return (await import('./hub-pair.js')).main(p);
   if (sub === 'clients' || sub === 'revoke') return (await import('./hub-clients.js')).main(p);
-  const stray = (['host', 'client', 'role', 'dir', 'force', 'print', 'name', 'ttl', 'json'] as const).find((k) => p.opts[k] !== undefined);
+  const stray = (['host', 'client', 'role', 'dir', 'force', 'print', 'name', 'ttl', 'json', 'show'] as const).find((k) => p.opts[k] !== undefined);
   if (stray) throw new UsageError(`--${stray} belongs to a subcommand (\`tma hub token|tls|pair|clients|revoke\`)`);
   const listen = p.opts.listen;
   const noLocal = p.opts['no-local'] === true;

@@ -9,6 +9,7 @@ import { HEARTBEAT_MS, MAX_FRAME_BYTES } from '../../shared/protocol.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from '../../shared/backoff.js';
 import type { LineLog } from '../../shared/log-level.js';
 import { HubList, welcomeHubs } from './hub-list.js';
+import { plainToTls, speaksTls, wantsWss } from '../../shared/tls-probe.js';
 import { certificateProblem, type HubTlsOptions } from '../../shared/hub-tls.js';
 
 export { collectUrl } from './hub-list.js';
@@ -237,7 +238,19 @@ export function dialHub(opts: DialOptions): Dialer {
     });
     ws.on('close', () => {
       if (opened || timer !== null || stopped) return;
-      tlsRefused(connectError ?? new Error('could not connect'));
+      if (!plainToTls(url, connectError)) {
+        tlsRefused(connectError ?? new Error('could not connect'));
+        return;
+      }
+      void speaksTls(url).then((tls) => {
+        if (stopped || timer !== null) return;
+        if (!tls) return tlsRefused(connectError!);
+        // Only a person can change the URL: said once, retried slowly like a refused certificate.
+        const problem = wantsWss(url);
+        if (problem !== lastRefusal) log(problem, 'warn');
+        lastRefusal = problem;
+        retry(problem, problem);
+      });
     });
   }
 

@@ -11,10 +11,19 @@ export type Env = Record<string, string | undefined>;
 
 let cachedRoot: string | null = null;
 
+/**
+ * Set only in the single-file build (tools/bundle-single.mjs): the bundled manifests' texts by
+ * `agents/x.toml` / `actions/x.toml`, inside the file, as such a host has no manifests/ folder.
+ */
+declare const TMA_EMBEDDED_MANIFESTS: Record<string, string> | undefined;
+const EMBEDDED = typeof TMA_EMBEDDED_MANIFESTS === 'undefined' ? null : TMA_EMBEDDED_MANIFESTS;
+const EMBEDDED_ROOT = '(built in)/manifests';
+
 // The sources run from collector/ under vitest and from dist/collector/ once compiled; walking
 // up to the folder that holds manifests/agents finds the repository root from either.
 function manifestRoot(): string {
   if (cachedRoot !== null) return cachedRoot;
+  if (EMBEDDED) return (cachedRoot = EMBEDDED_ROOT);
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     if (existsSync(join(dir, 'manifests', 'agents'))) {
@@ -49,6 +58,13 @@ export function userActionDir(env: Env): string {
  * rest), and thrown otherwise.
  */
 export function readManifestFiles(dir: string, issues?: ManifestIssue[]): ManifestFile[] {
+  if (EMBEDDED && dir.startsWith(`${EMBEDDED_ROOT}/`)) {
+    const kind = `${dir.slice(EMBEDDED_ROOT.length + 1)}/`;
+    return Object.keys(EMBEDDED)
+      .filter((k) => k.startsWith(kind))
+      .sort()
+      .map((k) => ({ path: `${EMBEDDED_ROOT}/${k}`, text: EMBEDDED[k]! }));
+  }
   let names: string[];
   try {
     names = readdirSync(dir);

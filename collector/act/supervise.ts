@@ -11,6 +11,21 @@ import type { TmuxRunner } from '../tmux/runner.js';
 import { runCommand, type ExecEnd } from './exec.js';
 import { formatLockValue, lockExpiry } from './lock-value.js';
 
+/** Set only in the single-file build (tools/bundle-single.mjs). */
+declare const TMA_SINGLE_FILE: boolean | undefined;
+
+/**
+ * How to start `tma` again: node and bin/tma.js of this installation, found from the sources
+ * (collector/) or the build (dist/); in the single-file build the file itself, or nothing once
+ * it is built into an executable.
+ */
+export function tmaArgv(): string[] {
+  if (typeof TMA_SINGLE_FILE === 'undefined') return [tmaEntry()];
+  // An executable's own path stands as argv[1] too (Node's SEA): then nothing goes before the verb.
+  const self = process.argv[1]!;
+  return self === process.execPath ? [] : [self];
+}
+
 /** bin/tma.js of this installation, found from the sources (collector/) or the build (dist/). */
 export function tmaEntry(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
@@ -45,7 +60,7 @@ export function spawnSupervisor(
   return new Promise((resolve) => {
     let child;
     try {
-      child = spawn(process.execPath, [tmaEntry(), ...serverFlags, ...superviseArgv(req)], { env, stdio: 'ignore', detached: true });
+      child = spawn(process.execPath, [...tmaArgv(), ...serverFlags, ...superviseArgv(req)], { env, stdio: 'ignore', detached: true });
     } catch (e) {
       resolve({ ok: false, message: (e as Error).message });
       return;

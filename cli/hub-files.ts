@@ -46,6 +46,11 @@ export function hubStateDir(env: NodeJS.ProcessEnv): string {
   return join(env.XDG_STATE_HOME || join(env.HOME || homedir(), '.local', 'state'), 'tma');
 }
 
+/** `tma hub add-host`'s enrolment code files (named by each code's SHA-256), which the hub redeems. */
+export function enrolDir(env: NodeJS.ProcessEnv): string {
+  return join(hubStateDir(env), 'enrol');
+}
+
 /** When each client token was last used: the hub writes it, `tma hub clients` reads it. */
 export function clientsSeenPath(env: NodeJS.ProcessEnv): string {
   return join(hubStateDir(env), 'hub-clients.json');

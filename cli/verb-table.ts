@@ -153,6 +153,9 @@ export const VERB_TABLE = {
       'tma hub token --host NAME | --client NAME --role viewer|operator [--dir DIR] [--force] [--hub ws://HUB:PORT] [--print]\n' +
       '  write a new 0600 token file, add its entry to hub.toml (created on first use) and reload the running hub,\n' +
       '  then print the entry (and, for a host, the collector command); --print only prints\n' +
+      'tma hub add-host NAME [--ttl 15m]\n' +
+      '  a host token plus a one-time enrolment code: prints one line to paste on the new host, which\n' +
+      '  fetches the collector from this hub over its pinned TLS, writes the token and starts a systemd user unit\n' +
       'tma hub tls [--name HOST[,HOST...]] [--force]\n' +
       '  a self-signed certificate and key (0600) for those names and addresses, [tls] added to hub.toml:\n' +
       '  HTTPS and wss:// on the same port; prints its SHA-256 (collectors: --hub-ca FILE or --hub-fingerprint SHA256)\n' +
@@ -172,12 +175,13 @@ export const VERB_TABLE = {
         'hub token --host NAME | --client NAME --role viewer|operator [--dir DIR] [--force] [--print]',
         'mint a 0600 token file, add it to hub.toml\nand reload the hub (--print only prints)',
       ],
+      ['hub add-host NAME [--ttl 15m]', 'enrol a new host with one line pasted there'],
       ['hub tls [--name HOST[,HOST...]] [--force] | hub tls --show', 'a self-signed certificate for the hub:\nHTTPS and wss:// on the same port'],
       ['hub pair [--role viewer|operator] [--name NAME] [--ttl 10m]', 'pair a device: page link and QR code'],
       ['hub clients [--json] | hub revoke NAME', 'paired devices, last seen; unpair one'],
     ],
     section: 'commands',
-    positionals: { words: ['token', 'tls', 'pair', 'clients', 'revoke'] },
+    positionals: { words: ['token', 'add-host', 'tls', 'pair', 'clients', 'revoke'] },
     load: async () => (await import('./verbs/hub.js')).main,
   }),
   forget: verb({

@@ -72,6 +72,8 @@ export interface StartHubOptions {
   clientsSeenFile?: string | null;
   /** How often that file is rewritten when something changed; tests shorten it. */
   clientsSeenFlushMs?: number;
+  /** `tma hub add-host`'s code files, and the collector builds served to hosts enrolling. */
+  enrol?: { dir: string; files: string };
 }
 
 export interface Hub {
@@ -200,6 +202,8 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
     sshTargets: () => config.ssh,
     links: { key: actionKey, nonces },
     looking,
+    // The certificate is read at each request: a reload may renew it.
+    ...(opts.enrol ? { enrol: { ...opts.enrol, cert: () => config.tls?.cert } } : {}),
   });
   const subscribe = new SubscribeEndpoint({
     gate,

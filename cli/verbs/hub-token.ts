@@ -136,6 +136,26 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
     return 0;
   }
 
+  process.stdout.write(addEntry(p, env, { host, role, name, dir, file, token, force }));
+  return 0;
+}
+
+interface NewEntry {
+  host: string | undefined;
+  role: string | undefined;
+  name: string;
+  dir: string;
+  file: string;
+  token: string;
+  force: boolean;
+}
+
+/**
+ * Writes the token file and its entry into hub.toml (created on first use), tells the running hub
+ * to reload, and returns the entry as printed. `tma hub add-host` mints its host this way too.
+ */
+export function addEntry(p: Parsed<typeof HUB>, env: NodeJS.ProcessEnv, o: NewEntry): string {
+  const { host, role, name, dir, file, token, force } = o;
   // The config file, created on first use with the zero-config hub's token as an operator client.
   const configPath = p.globals.config ?? defaultHubConfigPath(env);
   const created = !existsSync(configPath);
@@ -157,6 +177,5 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
   writeToken(dir, file, token, force);
   if (text !== null) writeConfigAtomically(configPath, text);
   if (running) signalReload(running);
-  process.stdout.write(entry);
-  return 0;
+  return entry;
 }

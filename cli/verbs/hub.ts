@@ -15,7 +15,8 @@ import { hostName } from '../../collector/tmux/host.js';
 import { UsageError, type Parsed } from '../args.js';
 import type { HUB } from '../verb-flags.js';
 import { assembleCollector, IDLE_SWEEP_MS, WATCHED_SWEEP_MS } from '../collector-assembly.js';
-import { clientsSeenPath, defaultHubConfigPath, hubStateDir, localToken, readLocalToken } from '../hub-files.js';
+import { clientsSeenPath, defaultHubConfigPath, enrolDir, hubStateDir, localToken, readLocalToken } from '../hub-files.js';
+import { packageFile } from '../install/paths.js';
 import { writePidFile } from './hub-config-file.js';
 import { ExitError, guard } from '../local.js';
 import { logLevelOf } from '../log-setup.js';
@@ -80,11 +81,12 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
   const env = process.env;
   const sub = p.positionals[0];
   if (sub === 'token') return (await import('./hub-token.js')).main(p);
+  if (sub === 'add-host') return (await import('./hub-add-host.js')).main(p);
   if (sub === 'tls') return (await import('./hub-tls.js')).main(p);
   if (sub === 'pair') return (await import('./hub-pair.js')).main(p);
   if (sub === 'clients' || sub === 'revoke') return (await import('./hub-clients.js')).main(p);
   const stray = (['host', 'client', 'role', 'dir', 'force', 'print', 'name', 'ttl', 'json', 'show'] as const).find((k) => p.opts[k] !== undefined);
-  if (stray) throw new UsageError(`--${stray} belongs to a subcommand (\`tma hub token|tls|pair|clients|revoke\`)`);
+  if (stray) throw new UsageError(`--${stray} belongs to a subcommand (\`tma hub token|add-host|tls|pair|clients|revoke\`)`);
   const listen = p.opts.listen;
   const noLocal = p.opts['no-local'] === true;
   if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
@@ -132,6 +134,7 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
         ...(listen ? { listen } : {}),
         notifyJournal: notifyJournalPath(env),
         clientsSeenFile: clientsSeenPath(env),
+        enrol: { dir: enrolDir(env), files: packageFile('dist/single') },
         logger,
         version: VERSION,
       });

@@ -15,6 +15,7 @@ import type { FleetHosts, FleetReads, FleetWarming } from '../store/fleet-store.
 import { mountWebPage } from '../web/assets.js';
 import type { SshTarget } from '../config/config.js';
 import { registerActRoute, type SlotBook } from './act.js';
+import { registerEnrolRoutes, type EnrolDeps } from './enrol.js';
 import { registerFleetVerbRoutes } from './fleet-verbs.js';
 import { registerNotifyActRoute } from './notify-act.js';
 import type { HostTarget } from '../link/host-target.js';
@@ -41,6 +42,8 @@ export interface HubAppDeps {
   /** Notification action links: the signing key and the used-nonce book. */
   links: { key: () => Buffer; nonces: NonceStore };
   looking: LookingBook;
+  /** One-line enrolment of new hosts (`tma hub add-host`); absent: no such routes. */
+  enrol?: Omit<EnrolDeps, 'clock' | 'logger'>;
 }
 
 export function hubApp(d: HubAppDeps): Hono {
@@ -98,6 +101,7 @@ export function hubApp(d: HubAppDeps): Hono {
     ...d.links,
   });
   registerLookingRoute(app, d.looking, gate.requireClient);
+  if (d.enrol) registerEnrolRoutes(app, { ...d.enrol, clock: d.clock, logger: d.logger });
 
   app.get('/metrics', gate.requireClient, (c) =>
     c.body(d.metrics.render(store, d.clock()) + d.notifier.metricsText(), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }),

@@ -14,8 +14,8 @@ import {
   parseAnswered,
   promptId,
   promptIdFromOption,
-  screenSummaryRaw,
 } from '../../collector/core/prompt-id.js';
+import { screenSummaryRaw } from '../../collector/core/dialog-text.js';
 import { bundledManifestDir, readManifestFiles } from '../../collector/manifest-files.js';
 import { EXPECTATIONS } from '../fixtures/expectations.js';
 import { loadFixture, snapshotOf } from '../support/fixture-file.js';

@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { stripAnsi } from '../../collector/core/ansi.js';
 import { lastMatch, normaliseDialog, screenDialog, screenOnly } from '../../collector/core/dialog-text.js';
 import { loadManifestSet } from '../../collector/core/manifest-load.js';
 import { formatPromptOption } from '../../collector/core/prompt-id.js';
@@ -14,6 +15,7 @@ import { bundledManifestDir, readManifestFiles } from '../../collector/manifest-
 import { loadFixture, snapshotOf } from '../support/fixture-file.js';
 
 const SCREENS = fileURLToPath(new URL('../integration/screens/', import.meta.url));
+const OWN_FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
 const MANIFESTS = loadManifestSet(readManifestFiles(bundledManifestDir()), []).manifests;
 const claude = MANIFESTS.find((m) => m.name === 'claude')!;
 
@@ -68,6 +70,21 @@ describe('screenDialog', () => {
     expect(screenDialog(claude, s).text).not.toContain('rm -rf build/');
     // Even with the whole capture in view (height unknown), the last dialog is the one read.
     expect(screenDialog(claude, screen('claude-scrollback-new-prompt.txt', null)).summary).toBe('Bash command: npm publish --dry-run');
+  });
+
+  it('codex: the approval laid out narrower, with other output above, is the same dialog', () => {
+    const codex = MANIFESTS.find((m) => m.name === 'codex')!;
+    // Escapes dropped first, so the test can re-lay one row out by plain text.
+    const fx = snapshotOf(loadFixture(join(OWN_FIXTURES, 'codex-approval-dialog.txt')), { visibleHeight: 24 });
+    const wide = { ...fx, tail: stripAnsi(fx.tail) };
+    const long = "2. Yes, and don't ask again for commands that start with `rm -rf` (p)";
+    expect(wide.tail).toContain(long);
+    const narrow = {
+      ...wide,
+      tail: 'more output\n'.repeat(3) + wide.tail.replace(long, "2. Yes, and don't ask again for commands\n     that start with `rm -rf` (p)"),
+    };
+    expect(screenDialog(codex, narrow)).toEqual(screenDialog(codex, wide));
+    expect(screenDialog(codex, wide).summary).toBe('rm -rf tmp/generated');
   });
 
   it('two different dialogs are two texts', () => {

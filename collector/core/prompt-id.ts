@@ -95,14 +95,3 @@ export function parseAnswered(raw: string | undefined | null): Answered | null {
   if (m === null) return null;
   return { promptId: m[1] === '-' ? null : m[1]!, at: Number(m[2]), ...(m[3] ? { nonce: m[3] } : {}) };
 }
-
-/** The one-line summary a blocked screen shows, read as the manifest's `[prompt]` says; raw. */
-export function screenSummaryRaw(manifest: AgentManifest, snap: Snapshot): string | null {
-  const p = manifest.prompt;
-  if (!p) return null;
-  const re = p.summary.global || p.summary.sticky ? new RegExp(p.summary.source, p.summary.flags.replace(/[gy]/g, '')) : p.summary;
-  const m = re.exec(regionText(p.region, snap));
-  if (m === null) return null;
-  const groups = m.slice(1).filter((g): g is string => g !== undefined && g.trim() !== '');
-  return m.length > 1 ? (groups.length ? groups.map((g) => g.trim()).join(': ') : null) : m[0];
-}

@@ -3,7 +3,8 @@
 // only meaningful while the pane is blocked; the row reads them only then.
 
 import { oneLineSummary } from '../core/pending-text.js';
-import { blockedRuleSaw, formatPromptOption, parseAnswered, promptId, promptIdFromOption, requestPromptId, screenSummaryRaw } from '../core/prompt-id.js';
+import { screenDialog } from '../core/dialog-text.js';
+import { blockedRuleSaw, formatPromptOption, parseAnswered, promptId, promptIdFromOption, requestPromptId } from '../core/prompt-id.js';
 import type { TmuxCommand } from '../core/stamp-render.js';
 import type { AgentManifest, Snapshot, StampedState } from '../core/types.js';
 import type { PaneRecord } from './pane-list.js';
@@ -56,7 +57,9 @@ export function promptWrites(
     if (a !== null && (snap.capturedAt > a.at || a.at > snap.capturedAt + FUTURE_MARK_MS)) cmds.push(unset(ANSWERED_KEY));
     return cmds;
   }
-  const seen = blockedRuleSaw(manifest, snap);
+  // A blocked rule matching decides whether the screen shows a prompt now; what the prompt is
+  // (its id and summary) comes from the last dialog on screen, never from history.
+  const seen = blockedRuleSaw(manifest, snap) === null ? null : screenDialog(manifest, snap);
   const stored = held !== null && held.since === stamp.since ? held.id : promptIdFromOption(o[PROMPT_KEY], stamp.since);
   // Held blocked while no blocked rule matches (a repaint in progress, a hook claim): the prompt
   // is the one last identified in this episode, never a new one nobody has seen.
@@ -69,7 +72,7 @@ export function promptWrites(
         ? stored
         : promptId({
             agent: manifest.name,
-            seen,
+            seen: seen === null ? null : seen.text,
             evidenceAt: stamp.evidenceAt,
             permissionRequest: o['@agent_permission_request'] ?? null,
             pendingCall: o['@agent_pending_call'] ?? null,
@@ -79,9 +82,11 @@ export function promptWrites(
   if (o[PROMPT_KEY] !== value) cmds.push(set(PROMPT_KEY, value));
   // A hook's description (tool and call) outranks what the screen shows.
   if (o['@agent_pending_tool'] === undefined) {
-    const summary = seen === null ? null : oneLineSummary(screenSummaryRaw(manifest, snap));
+    const summary = seen === null ? null : oneLineSummary(seen.summary);
+    // A new prompt never keeps the last one's summary: with none readable it is cleared.
+    const fresh = seen !== null || id !== stored;
     if (summary !== null && o['@agent_pending_summary'] !== summary) cmds.push(set('@agent_pending_summary', summary));
-    else if (summary === null && seen !== null && o['@agent_pending_summary'] !== undefined) cmds.push(unset('@agent_pending_summary'));
+    else if (summary === null && fresh && o['@agent_pending_summary'] !== undefined) cmds.push(unset('@agent_pending_summary'));
   }
   return cmds;
 }

@@ -7,15 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadManifestSet } from '../../collector/core/manifest-load.js';
 import { cleanCall, oneLineSummary, SUMMARY_MAX } from '../../collector/core/pending-text.js';
-import {
-  blockedRuleSaw,
-  formatAnswered,
-  formatPromptOption,
-  parseAnswered,
-  promptId,
-  promptIdFromOption,
-  screenSummaryRaw,
-} from '../../collector/core/prompt-id.js';
+import { blockedRuleSaw, formatAnswered, formatPromptOption, parseAnswered, promptId, promptIdFromOption } from '../../collector/core/prompt-id.js';
+import { screenSummaryRaw } from '../../collector/core/dialog-text.js';
 import { bundledManifestDir, readManifestFiles } from '../../collector/manifest-files.js';
 import { EXPECTATIONS } from '../fixtures/expectations.js';
 import { loadFixture, snapshotOf } from '../support/fixture-file.js';

@@ -3,6 +3,10 @@
 // naming their servers, so a follower never sees a status for rows that are not there yet. A row
 // is written only when its held entry changed (unchanged rows keep their entry), and a status
 // that differs only in its clocks is refreshed once a second, not on every frame.
+//
+// Marks are gathered for a short window before a run, and while a run is in flight: a row that
+// changes ten times in the window is written once, as it stands at the end. Within a run every
+// put is sent before any is awaited (the client pipelines them on one connection).
 
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
@@ -12,6 +16,8 @@ import { rowKey, statusKey } from './keys.js';
 import { hostWire, wireShape, type RowWire } from './wire.js';
 
 const CLOCK_REFRESH_MS = 1000;
+/** How long changes gather before they are written: small against the 250 ms edge budget. */
+export const WRITE_WINDOW_MS = 25;
 const RETRY_MS = 500;
 /** Stands for a row another hub wrote: never the same entry as one this hub holds. */
 const STRANGER = {} as RowEntry;
@@ -48,7 +54,7 @@ export class OwnedWriter {
   mark(host: string, then?: () => void): void {
     this.dirty.add(host);
     if (then) this.after.set(host, [...(this.after.get(host) ?? []), then]);
-    this.schedule(0);
+    this.schedule(WRITE_WINDOW_MS);
   }
 
   private schedule(ms: number): void {
@@ -89,7 +95,7 @@ export class OwnedWriter {
       this.running = false;
     }
     if (failed) this.schedule(RETRY_MS);
-    else if (this.dirty.size > 0) this.schedule(0);
+    else if (this.dirty.size > 0) this.schedule(WRITE_WINDOW_MS);
   }
 
   private failed(host: string, e: Error): false {

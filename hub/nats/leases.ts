@@ -17,6 +17,8 @@ import { parseOwnerWire, type LivenessWire, type OwnerWire } from './wire.js';
 
 const isConflict = (e: unknown): boolean => /wrong last sequence|key exists/i.test((e as Error).message ?? '');
 
+const MAX_BEATS_IN_FLIGHT = 3;
+
 export const REASON_TAKEN = 'another hub took over this host';
 
 export class Leases {
@@ -25,7 +27,8 @@ export class Leases {
   /** Each hub's liveness as last read from the bucket: until when its claims stand. */
   private readonly lives = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
-  private beating = false;
+  /** Liveness puts sent and not yet answered. */
+  private beating = 0;
   /** When this hub's own liveness, as last written and acknowledged, runs out. */
   private liveUntil = 0;
   /** Releases under way (a closing hub waits for them). */
@@ -51,9 +54,12 @@ export class Leases {
   }
 
   private async beat(mustLand: boolean): Promise<void> {
-    // One put in flight: a slow NATS gets one request a tick at most, not a queue of them.
-    if (this.beating) return;
-    this.beating = true;
+    // A put a tick, even while earlier ones wait for their replies: a reply slower than the lease
+    // must not let the key lapse at the server, where the put itself landed long ago. Puts are
+    // plain (no compare-and-set) and go in order on one connection, so overlapping is harmless;
+    // a few in flight at most, so a NATS that answers nothing gets no queue.
+    if (this.beating >= MAX_BEATS_IN_FLIGHT) return;
+    this.beating++;
     const until = this.clock() + this.leaseMs;
     const w: LivenessWire = { hub: this.hubId, until_ms: until };
     try {
@@ -65,7 +71,7 @@ export class Leases {
       // Outcome unknown (it may have landed): nothing is handed off on it; the next tick puts again.
       this.logger.warn({ err: (e as Error).message }, 'liveness put failed; retrying');
     } finally {
-      this.beating = false;
+      this.beating--;
     }
   }
 

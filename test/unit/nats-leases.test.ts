@@ -77,7 +77,7 @@ describe('Leases', () => {
       await leases.start();
       expect(await leases.claim('h1')).toBe(true);
       state.loseReplies = 3;
-      state.replyDelayMs = 250; // slower than the 100 ms tick: never two puts in flight
+      state.replyDelayMs = 250; // slower than the 100 ms tick: puts overlap
       const rev = () => keys.get(livenessKey('hub-a'))!.revision;
       const first = rev();
       await when('four liveness puts', () => (rev() >= first + 4 ? true : undefined), 5_000, 20);

@@ -12,7 +12,8 @@ import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import type { HostRecord } from '../store/host-record.js';
 import type { RowEntry } from '../store/pieces.js';
-import { rowKey, statusKey } from './keys.js';
+import { HOSTS_BUCKET, ROWS_BUCKET, rowKey, statusKey } from './keys.js';
+import type { AckedPublisher } from './acked-publish.js';
 import { hostWire, wireShape, type RowWire } from './wire.js';
 
 const CLOCK_REFRESH_MS = 1000;
@@ -48,7 +49,17 @@ export class OwnedWriter {
     private readonly heldKeys: (host: string) => Iterable<string>,
     private readonly clock: () => number,
     private readonly logger: Logger,
+    /** Puts as publishes acked on one inbox (acked-publish.ts); without it, the KV client's own. */
+    private readonly publisher?: AckedPublisher,
   ) {}
+
+  private putRow(key: string, text: string): Promise<unknown> {
+    return this.publisher ? this.publisher.publish(`$KV.${ROWS_BUCKET}.${key}`, text) : this.rows.put(key, text);
+  }
+
+  private putStatus(key: string, text: string): Promise<unknown> {
+    return this.publisher ? this.publisher.publish(`$KV.${HOSTS_BUCKET}.${key}`, text) : this.hosts.put(key, text);
+  }
 
   /** The host changed; `then` runs once what it holds now is written. */
   mark(host: string, then?: () => void): void {
@@ -124,7 +135,7 @@ export class OwnedWriter {
         now.set(key, e);
         if (w.rows.get(key) === e) continue;
         const value: RowWire = { i: slot.incarnation, r: e.row };
-        puts.push(this.rows.put(key, JSON.stringify(value)));
+        puts.push(this.putRow(key, JSON.stringify(value)));
       }
     }
     for (const key of w.rows.keys()) if (!now.has(key)) puts.push(this.rows.delete(key));
@@ -134,7 +145,7 @@ export class OwnedWriter {
     await Promise.all(puts);
     w.rows = now;
     if (shape !== w.shape || at - w.at >= CLOCK_REFRESH_MS) {
-      await this.hosts.put(statusKey(host), JSON.stringify(wire));
+      await this.putStatus(statusKey(host), JSON.stringify(wire));
       w.shape = shape;
       w.at = at;
     } else if (!this.refreshing.has(host)) {

@@ -19,6 +19,7 @@ import { follow, type Following } from '../nats/follow.js';
 import { ownerKey, parseHostKey, parseRowKey, rowKey, statusKey } from '../nats/keys.js';
 import { Leases } from '../nats/leases.js';
 import { OwnedWriter } from '../nats/writer.js';
+import { AckedPublisher } from '../nats/acked-publish.js';
 import { applyHostWire, parseLivenessWire, parseOwnerWire, type HostWire, type OwnerWire, type RowWire } from '../nats/wire.js';
 
 export const REASON_LEASE_LAPSED = 'its hub stopped renewing its claim on the host';
@@ -46,6 +47,7 @@ export class NatsFleetStore extends MemoryFleetStore {
   private readonly log: Logger;
   private readonly leases: Leases;
   private readonly writer: OwnedWriter;
+  private readonly publisher: AckedPublisher;
   /** Hosts a session of this hub publishes for (hello said, link not down). */
   private readonly local = new Set<string>();
   private readonly statuses = new Map<string, HostWire>();
@@ -70,6 +72,7 @@ export class NatsFleetStore extends MemoryFleetStore {
     this.hubId = o.hubId;
     this.log = o.logger.child({ nats: o.hubId });
     this.leases = new Leases(o.buckets.hosts, o.hubId, o.leaseMs, this.clock, this.log, (host, reason) => this.onClaimLost(host, reason));
+    this.publisher = new AckedPublisher(o.buckets.nc);
     this.writer = new OwnedWriter(
       o.buckets.rows,
       o.buckets.hosts,
@@ -79,6 +82,7 @@ export class NatsFleetStore extends MemoryFleetStore {
       (host) => [...(this.shadowRows.get(host)?.values() ?? [])].map((r) => rowKey(host, r.server, r.pane)),
       this.clock,
       this.log,
+      this.publisher,
     );
   }
 
@@ -356,6 +360,7 @@ export class NatsFleetStore extends MemoryFleetStore {
   async close(): Promise<void> {
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     this.writer.close();
+    this.publisher.close();
     for (const f of this.followings) f.stop();
     // Clean close: the liveness key goes, so claims this hub did not release lapse at once.
     await this.leases.close(true);

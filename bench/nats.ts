@@ -32,6 +32,7 @@ const flag = (name: string, def: string) => process.argv.find((x) => x.startsWit
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const me = fileURLToPath(import.meta.url);
 const TMA = join(dirname(me), '..', '..', 'bin', 'tma.js');
+const PROF = flag('prof', '');
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -83,7 +84,9 @@ interface Hub {
 async function startHub(dir: string, name: string, extra: string[]): Promise<Hub> {
   const port = await freePort();
   const d = join(dir, name);
-  const proc = run(process.execPath, [TMA, 'hub', '--no-local', '--config', join(dir, 'hub.toml'), '--listen', `127.0.0.1:${port}`, ...extra], {
+  // --prof=DIR: every hub writes a CPU profile there when it ends (SIGTERM at the bench's end).
+  const prof = PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
+  const proc = run(process.execPath, [...prof, TMA, 'hub', '--no-local', '--config', join(dir, 'hub.toml'), '--listen', `127.0.0.1:${port}`, ...extra], {
     XDG_STATE_HOME: join(d, 'state'),
     XDG_CONFIG_HOME: join(d, 'cfg'),
     TMA_LOG_LEVEL: 'warn',
@@ -301,6 +304,14 @@ async function main(): Promise<void> {
       );
     }
   } finally {
+    if (PROF) {
+      // A profile is written on a clean exit only: the hubs are asked to end, and given time.
+      const hubProcs = procs.filter((p) => p.child.spawnargs.includes('hub'));
+      for (const p of hubProcs) p.child.kill('SIGTERM');
+      await Promise.all(
+        hubProcs.filter((p) => p.child.exitCode === null).map((p) => Promise.race([new Promise((r) => p.child.once('exit', r)), sleep(10_000)])),
+      );
+    }
     cleanup();
   }
 }

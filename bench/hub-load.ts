@@ -154,7 +154,9 @@ export async function generator(o: GeneratorStart): Promise<void> {
  */
 export async function subscribers(url: string, token: string): Promise<void> {
   let open: { ws: WebSocket; mode: string }[] = [];
-  const lat: Record<string, number[]> = { events: [], changes: [] };
+  const lat: Record<string, number[]> = { events: [], changes: [], remote: [] };
+  /** Hosts `c<k>` with `k % hubs !== index` are linked to another hub: their edges crossed NATS. */
+  let spread: { hubs: number; index: number } | null = null;
   let closedEarly = 0;
   const sampler = new Map<string, WebSocket>();
   const loop = monitorEventLoopDelay({ resolution: 5 });
@@ -176,8 +178,11 @@ export async function subscribers(url: string, token: string): Promise<void> {
         const now = Date.now();
         const s = String(d);
         if (mode === 'events') {
-          const e = JSON.parse(s) as { repo: string };
-          lat.events!.push(now - Number(e.repo.slice(1)));
+          const e = JSON.parse(s) as { repo: string; host?: string };
+          const ms = now - Number(e.repo.slice(1));
+          lat.events!.push(ms);
+          const k = spread && e.host ? Number(e.host.slice(1)) : NaN;
+          if (spread && k % spread.hubs !== spread.index) lat.remote!.push(ms);
         } else if (mode === 'changes') {
           const c = JSON.parse(s) as { upserts?: { repo: string }[] };
           for (const u of c.upserts ?? []) lat.changes!.push(now - Number(u.repo.slice(1)));
@@ -191,11 +196,13 @@ export async function subscribers(url: string, token: string): Promise<void> {
     });
   process.send!({ ready: true });
   // eslint-disable-next-line @typescript-eslint/no-misused-promises -- a bench child: a rejection that ends it is the wanted failure
-  process.on('message', async (m: { cmd: string; mix?: Record<string, number> }) => {
+  process.on('message', async (m: { cmd: string; mix?: Record<string, number>; spread?: { hubs: number; index: number } }) => {
     if (m.cmd === 'open') {
+      spread = m.spread ?? null;
       for (const [mode, k] of Object.entries(m.mix!)) for (let i = 0; i < k; i++) await connect(mode);
       lat.events = [];
       lat.changes = [];
+      lat.remote = [];
       closedEarly = 0;
       loop.reset();
       process.send!({ ok: true });
@@ -203,6 +210,7 @@ export async function subscribers(url: string, token: string): Promise<void> {
       const report = {
         events: [...lat.events!],
         changes: [...lat.changes!],
+        remote: [...lat.remote!],
         closedEarly,
         loopP99: loop.percentile(99) / 1e6,
         loopMax: loop.max / 1e6,

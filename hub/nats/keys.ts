@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 
 export const ROWS_BUCKET = 'tma-rows';
-/** Host statuses (`s.<host>`) and owner leases (`o.<host>`): one bucket, so one watch sees them in order. */
+/** Host statuses (`s.<host>`), owner claims (`o.<host>`) and hub liveness (`l.<hub>`): one bucket, so one watch sees them in order. */
 export const HOSTS_BUCKET = 'tma-hosts';
 export const SLOTS_BUCKET = 'tma-slots';
 /** Accepted notifications, one message each, deduplicated by the notification's id. */
@@ -32,6 +32,8 @@ export const rowKey = (host: string, server: string, pane: string): string => `$
 export const hostRowsFilter = (host: string): string => `${encodeToken(host)}.>`;
 export const statusKey = (host: string): string => `s.${encodeToken(host)}`;
 export const ownerKey = (host: string): string => `o.${encodeToken(host)}`;
+/** A hub's liveness key: its claims stand while this does. */
+export const livenessKey = (hubId: string): string => `l.${encodeToken(hubId)}`;
 export const slotKey = (host: string, slot: string): string => `${encodeToken(host)}.${encodeToken(slot)}`;
 /** A notification id (JSON, any characters) as one key token and `Nats-Msg-Id`. */
 export const notifyIdToken = (id: string): string => createHash('sha256').update(id).digest('base64url').slice(0, 32);
@@ -50,9 +52,9 @@ export function parseRowKey(key: string): { host: string; server: string; pane: 
   return host == null || server == null || pane == null ? null : { host, server, pane };
 }
 
-/** `s.<host>` or `o.<host>` of the hosts bucket. */
-export function parseHostKey(key: string): { kind: 's' | 'o'; host: string } | null {
-  const m = /^([so])\.(k[A-Za-z0-9_-]*)$/.exec(key);
+/** `s.<host>` or `o.<host>` of the hosts bucket, or `l.<hub>` (then `host` holds the hub's id). */
+export function parseHostKey(key: string): { kind: 's' | 'o' | 'l'; host: string } | null {
+  const m = /^([sol])\.(k[A-Za-z0-9_-]*)$/.exec(key);
   const host = m ? decodeToken(m[2]!) : null;
-  return m && host !== null ? { kind: m[1] as 's' | 'o', host } : null;
+  return m && host !== null ? { kind: m[1] as 's' | 'o' | 'l', host } : null;
 }

@@ -1,24 +1,40 @@
-// One owner per host: the hub holding a host's link claims it in the hosts bucket (`o.<host>`)
-// with a compare-and-set and renews the claim well inside its lease. Revisions make the claim
-// safe whatever the clocks say: a renewal only lands on the revision this hub wrote last, so a
-// hub that lost its claim finds out on its next renewal. The expiry time is for the others: a
-// claim not renewed by then belongs to a hub that died, and the next link on any hub takes it.
+// One owner per host, at a cost per hub rather than per host. Each hub keeps one liveness key
+// (`l.<hub>`) in the hosts bucket, put again well inside its lease; a host's claim (`o.<host>`)
+// names its hub and is written once, when taken, with a compare-and-set. A claim stands while the
+// hub it names is live: so a hub renews one key a second whatever it holds, and its claims run
+// out together when it dies (within one lease: the failover bound is unchanged).
+//
+// Nothing here hands a host off on a write whose outcome is unknown. The liveness key is a plain
+// put only its hub makes, so a put that timed out at the client but landed cannot conflict with
+// the next; a claim that fails or times out is read back and kept when it names this hub. A hub
+// learns that another took one of its hosts from the bucket's watch (a newer claim naming another
+// hub), never from its own failed request.
 
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
-import { ownerKey } from './keys.js';
-import type { OwnerWire } from './wire.js';
+import { livenessKey, ownerKey } from './keys.js';
+import { parseOwnerWire, type LivenessWire, type OwnerWire } from './wire.js';
 
 const isConflict = (e: unknown): boolean => /wrong last sequence|key exists/i.test((e as Error).message ?? '');
 
+const MAX_BEATS_IN_FLIGHT = 3;
+
+export const REASON_TAKEN = 'another hub took over this host';
+
 export class Leases {
-  /** Hosts this hub holds, with the revision of its last write of the claim and when it runs out. */
-  private readonly held = new Map<string, { revision: number; until: number; warned?: boolean }>();
-  /** Hosts with a renewal in flight: a second one on the same revision would conflict with the first. */
-  private readonly renewing = new Set<string>();
-  private readonly timer: NodeJS.Timeout;
+  /** Hosts this hub holds, with the revision of the claim naming it. */
+  private readonly held = new Map<string, number>();
+  /** Each hub's liveness as last read from the bucket: until when its claims stand. */
+  private readonly lives = new Map<string, number>();
+  private timer: NodeJS.Timeout | null = null;
+  /** Liveness puts sent and not yet answered. */
+  private beating = 0;
+  /** When this hub's own liveness, as last written and acknowledged, runs out. */
+  private liveUntil = 0;
   /** Releases under way (a closing hub waits for them). */
   releasing = 0;
+  /** KV writes made, for the bench and the tests: liveness puts and claim writes. */
+  readonly writes = { liveness: 0, claims: 0 };
 
   constructor(
     private readonly kv: KV,
@@ -26,109 +42,134 @@ export class Leases {
     private readonly leaseMs: number,
     private readonly clock: () => number,
     private readonly logger: Logger,
-    /** The claim is gone (taken, or run out while NATS was away): the host's link must end. */
+    /** The claim is gone (taken by another hub): the host's link must end. */
     private readonly onLost: (host: string, reason: string) => void,
-  ) {
-    this.timer = setInterval(() => void this.renewAll(), Math.max(100, Math.floor(leaseMs / 3)));
+  ) {}
+
+  /** Write this hub's liveness once (awaited: no claim before it stands), then keep it up. */
+  async start(): Promise<void> {
+    await this.beat(true);
+    this.timer = setInterval(() => void this.beat(false), Math.max(100, Math.floor(this.leaseMs / 3)));
     this.timer.unref();
+  }
+
+  private async beat(mustLand: boolean): Promise<void> {
+    // A put a tick, even while earlier ones wait for their replies: a reply slower than the lease
+    // must not let the key lapse at the server, where the put itself landed long ago. Puts are
+    // plain (no compare-and-set) and go in order on one connection, so overlapping is harmless;
+    // a few in flight at most, so a NATS that answers nothing gets no queue.
+    if (this.beating >= MAX_BEATS_IN_FLIGHT) return;
+    this.beating++;
+    const until = this.clock() + this.leaseMs;
+    const w: LivenessWire = { hub: this.hubId, until_ms: until };
+    try {
+      this.writes.liveness++;
+      await this.kv.put(livenessKey(this.hubId), JSON.stringify(w));
+      this.liveUntil = Math.max(this.liveUntil, until);
+    } catch (e) {
+      if (mustLand) throw e;
+      // Outcome unknown (it may have landed): nothing is handed off on it; the next tick puts again.
+      this.logger.warn({ err: (e as Error).message }, 'liveness put failed; retrying');
+    } finally {
+      this.beating--;
+    }
   }
 
   holds(host: string): boolean {
     return this.held.has(host);
   }
 
-  private value(): { text: string; until: number } {
-    const until = this.clock() + this.leaseMs;
-    const w: OwnerWire = { hub: this.hubId, until_ms: until };
-    return { text: JSON.stringify(w), until };
+  /** Whether a claim read from the bucket still stands (its hub is live, or, written by an older
+   * hub without `hub_lease`, its own time is not past). */
+  stands(o: OwnerWire): boolean {
+    const now = this.clock();
+    if (!o.hub_lease) return o.until_ms > now;
+    const until = o.hub === this.hubId ? Math.max(this.liveUntil, this.lives.get(o.hub) ?? 0) : (this.lives.get(o.hub) ?? 0);
+    return until > now;
   }
 
-  /** Claim `host`: true when this hub holds it now; false when a live claim of another hub stands. */
+  /** A liveness key changed (from the watch); `w` is null when it was deleted. */
+  noteLiveness(hub: string, w: LivenessWire | null): void {
+    if (w) this.lives.set(hub, w.until_ms);
+    else this.lives.delete(hub);
+  }
+
+  /** A claim changed (from the watch). A newer claim naming another hub ends this hub's hold;
+   * a claim of ours deleted while the link is still here is written again. */
+  noteClaim(host: string, w: OwnerWire | null, revision: number): void {
+    const mine = this.held.get(host);
+    if (mine === undefined || revision <= mine) return;
+    if (w?.hub === this.hubId) {
+      this.held.set(host, revision);
+      return;
+    }
+    this.held.delete(host);
+    if (w) {
+      this.lose(host, REASON_TAKEN);
+      return;
+    }
+    void this.claim(host).then(
+      (ok) => {
+        if (!ok) this.lose(host, REASON_TAKEN);
+      },
+      (e: unknown) => this.lose(host, `could not claim ${host} again in NATS: ${(e as Error).message}`),
+    );
+  }
+
+  private text(): string {
+    const w: OwnerWire = { hub: this.hubId, until_ms: this.clock() + this.leaseMs, hub_lease: true };
+    return JSON.stringify(w);
+  }
+
+  /** Claim `host`: true when this hub holds it now; false when a standing claim of another hub does. */
   async claim(host: string): Promise<boolean> {
     const key = ownerKey(host);
-    const { text, until } = this.value();
     const cur = await this.kv.get(key);
-    let revision: number;
+    const w = cur && cur.operation === 'PUT' ? parseOwnerWire(cur.string()) : null;
+    if (cur && w?.hub === this.hubId) {
+      // Ours already (a write whose reply was lost, or the link came back): nothing to write.
+      this.held.set(host, cur.revision);
+      return true;
+    }
+    if (w && this.stands(w)) return false;
     try {
-      if (!cur || cur.operation !== 'PUT') revision = await this.kv.create(key, text);
-      else {
-        const w = cur.json<OwnerWire>();
-        if (w.hub !== this.hubId && w.until_ms > this.clock()) return false;
-        revision = await this.kv.update(key, text, cur.revision);
-      }
+      this.writes.claims++;
+      const revision = cur ? await this.kv.update(key, this.text(), cur.revision) : await this.kv.create(key, this.text());
+      this.held.set(host, Math.max(revision, this.held.get(host) ?? 0));
+      return true;
     } catch (e) {
-      if (isConflict(e)) return false;
+      // A conflict, or a timeout: either may hide our own write, landed. Read it back.
+      const back = await this.kv.get(key).catch(() => undefined);
+      if (back === undefined) throw e;
+      const bw = back && back.operation === 'PUT' ? parseOwnerWire(back.string()) : null;
+      if (back && bw?.hub === this.hubId) {
+        this.held.set(host, back.revision);
+        return true;
+      }
+      if (bw || isConflict(e)) return false;
       throw e;
-    }
-    this.held.set(host, { revision, until });
-    return true;
-  }
-
-  private async renewAll(): Promise<void> {
-    await Promise.all([...this.held.keys()].map((h) => this.renew(h)));
-  }
-
-  private async renew(host: string): Promise<void> {
-    const mine = this.held.get(host);
-    if (!mine || this.renewing.has(host)) return;
-    this.renewing.add(host);
-    try {
-      await this.renewOnce(host, mine);
-    } finally {
-      this.renewing.delete(host);
-    }
-  }
-
-  private async renewOnce(host: string, mine: { revision: number; until: number; warned?: boolean }): Promise<void> {
-    const { text, until } = this.value();
-    try {
-      const revision = await this.kv.update(ownerKey(host), text, mine.revision);
-      if (this.held.get(host) === mine) this.held.set(host, { revision, until });
-    } catch (e) {
-      if (this.held.get(host) !== mine) return;
-      if (isConflict(e)) {
-        // A conflict may be our own earlier write that timed out at the client but landed at the
-        // server: read the claim back and keep it when it still names this hub.
-        const cur = await this.kv.get(ownerKey(host)).catch(() => undefined);
-        if (this.held.get(host) !== mine) return;
-        if (cur === undefined) {
-          mine.warned = true;
-          return; // outcome unknown: never hand a host off on it; the next tick retries
-        }
-        const w = cur && cur.operation === 'PUT' ? cur.json<OwnerWire>() : undefined;
-        if (w?.hub === this.hubId) {
-          this.held.set(host, { revision: cur!.revision, until: w.until_ms });
-          return;
-        }
-        this.lose(host, 'another hub took over this host');
-        return;
-      }
-      // NATS (or JetStream, electing a leader) is away. The link stays: the collector is on this
-      // hub, so no other hub can have claimed the host meanwhile except through a link of its
-      // own, and then the next renewal that lands finds the conflict. The others show the host
-      // stale once the claim's time is past, as they should: they hear nothing from it.
-      if (!mine.warned) this.logger.warn({ host, err: (e as Error).message }, 'lease renewal failed; retrying');
-      mine.warned = true;
     }
   }
 
   private lose(host: string, reason: string): void {
-    this.held.delete(host);
     this.logger.warn({ host, reason }, 'lost the claim on a host');
     this.onLost(host, reason);
   }
 
   /** Give the host up (its link ended): another hub may take it at once. */
   async release(host: string): Promise<void> {
-    const mine = this.held.get(host);
-    if (!mine) return;
+    const revision = this.held.get(host);
+    if (revision === undefined) return;
     this.held.delete(host);
     this.releasing++;
-    await this.kv.delete(ownerKey(host), { previousSeq: mine.revision }).catch(() => undefined);
+    await this.kv.delete(ownerKey(host), { previousSeq: revision }).catch(() => undefined);
     this.releasing--;
   }
 
-  close(): void {
-    clearInterval(this.timer);
+  /** Stop beating; a clean close also deletes the liveness key so its claims lapse at once. */
+  async close(clean = false): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    if (clean) await this.kv.delete(livenessKey(this.hubId)).catch(() => undefined);
   }
 }

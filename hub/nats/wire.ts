@@ -3,6 +3,7 @@
 // fields `statusOf` reads); the sync position (epoch, sequence) stays with the link: a link that
 // moves to another hub starts from a fresh snapshot, so no hub resumes another's half-written state.
 
+import { z } from 'zod';
 import type { HostStatus, Transport } from '../../shared/fleet.js';
 import type { ProtocolRow } from '../../shared/row.js';
 import type { HostRecord } from '../store/host-record.js';
@@ -39,8 +40,29 @@ export interface RowWire {
 
 export interface OwnerWire {
   hub: string;
-  /** The lease runs out at this wall-clock time unless renewed. */
+  /** The lease runs out at this wall-clock time unless renewed (a claim without `hub_lease`). */
   until_ms: number;
+  /** The claim stands while its hub's liveness key (`l.<hub>`) does, not by `until_ms`: a claim is
+   * written once, not renewed. Absent from an older hub's claims, which renew `until_ms`. */
+  hub_lease?: true;
+}
+
+/** A hub's liveness (`l.<hub>`): its `hub_lease` claims stand until `until_ms`. */
+export interface LivenessWire {
+  hub: string;
+  until_ms: number;
+}
+
+const ownerSchema = z.object({ hub: z.string().min(1), until_ms: z.number(), hub_lease: z.literal(true).optional() });
+const livenessSchema = z.object({ hub: z.string().min(1), until_ms: z.number() });
+
+/** A claim's text, checked; throws with the reason when it is not one. */
+export function parseOwnerWire(text: string): OwnerWire {
+  return ownerSchema.parse(JSON.parse(text));
+}
+
+export function parseLivenessWire(text: string): LivenessWire {
+  return livenessSchema.parse(JSON.parse(text));
 }
 
 export function hostWire(h: HostRecord, hub: string): HostWire {

@@ -3,15 +3,22 @@
 // naming their servers, so a follower never sees a status for rows that are not there yet. A row
 // is written only when its held entry changed (unchanged rows keep their entry), and a status
 // that differs only in its clocks is refreshed once a second, not on every frame.
+//
+// Marks are gathered for a short window before a run, and while a run is in flight: a row that
+// changes ten times in the window is written once, as it stands at the end. Within a run every
+// put is sent before any is awaited (the client pipelines them on one connection).
 
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import type { HostRecord } from '../store/host-record.js';
 import type { RowEntry } from '../store/pieces.js';
-import { rowKey, statusKey } from './keys.js';
+import { HOSTS_BUCKET, ROWS_BUCKET, rowKey, statusKey } from './keys.js';
+import type { AckedPublisher } from './acked-publish.js';
 import { hostWire, wireShape, type RowWire } from './wire.js';
 
 const CLOCK_REFRESH_MS = 1000;
+/** How long changes gather before they are written: small against the 250 ms edge budget. */
+export const WRITE_WINDOW_MS = 25;
 const RETRY_MS = 500;
 /** Stands for a row another hub wrote: never the same entry as one this hub holds. */
 const STRANGER = {} as RowEntry;
@@ -42,13 +49,23 @@ export class OwnedWriter {
     private readonly heldKeys: (host: string) => Iterable<string>,
     private readonly clock: () => number,
     private readonly logger: Logger,
+    /** Puts as publishes acked on one inbox (acked-publish.ts); without it, the KV client's own. */
+    private readonly publisher?: AckedPublisher,
   ) {}
+
+  private putRow(key: string, text: string): Promise<unknown> {
+    return this.publisher ? this.publisher.publish(`$KV.${ROWS_BUCKET}.${key}`, text) : this.rows.put(key, text);
+  }
+
+  private putStatus(key: string, text: string): Promise<unknown> {
+    return this.publisher ? this.publisher.publish(`$KV.${HOSTS_BUCKET}.${key}`, text) : this.hosts.put(key, text);
+  }
 
   /** The host changed; `then` runs once what it holds now is written. */
   mark(host: string, then?: () => void): void {
     this.dirty.add(host);
     if (then) this.after.set(host, [...(this.after.get(host) ?? []), then]);
-    this.schedule(0);
+    this.schedule(WRITE_WINDOW_MS);
   }
 
   private schedule(ms: number): void {
@@ -89,7 +106,7 @@ export class OwnedWriter {
       this.running = false;
     }
     if (failed) this.schedule(RETRY_MS);
-    else if (this.dirty.size > 0) this.schedule(0);
+    else if (this.dirty.size > 0) this.schedule(WRITE_WINDOW_MS);
   }
 
   private failed(host: string, e: Error): false {
@@ -118,7 +135,7 @@ export class OwnedWriter {
         now.set(key, e);
         if (w.rows.get(key) === e) continue;
         const value: RowWire = { i: slot.incarnation, r: e.row };
-        puts.push(this.rows.put(key, JSON.stringify(value)));
+        puts.push(this.putRow(key, JSON.stringify(value)));
       }
     }
     for (const key of w.rows.keys()) if (!now.has(key)) puts.push(this.rows.delete(key));
@@ -128,7 +145,7 @@ export class OwnedWriter {
     await Promise.all(puts);
     w.rows = now;
     if (shape !== w.shape || at - w.at >= CLOCK_REFRESH_MS) {
-      await this.hosts.put(statusKey(host), JSON.stringify(wire));
+      await this.putStatus(statusKey(host), JSON.stringify(wire));
       w.shape = shape;
       w.at = at;
     } else if (!this.refreshing.has(host)) {

@@ -19,7 +19,8 @@ import { follow, type Following } from '../nats/follow.js';
 import { ownerKey, parseHostKey, parseRowKey, rowKey, statusKey } from '../nats/keys.js';
 import { Leases } from '../nats/leases.js';
 import { OwnedWriter } from '../nats/writer.js';
-import { applyHostWire, type HostWire, type OwnerWire, type RowWire } from '../nats/wire.js';
+import { AckedPublisher } from '../nats/acked-publish.js';
+import { applyHostWire, parseLivenessWire, parseOwnerWire, type HostWire, type OwnerWire, type RowWire } from '../nats/wire.js';
 
 export const REASON_LEASE_LAPSED = 'its hub stopped renewing its claim on the host';
 export const REASON_NATS_LOST = 'this hub lost NATS; showing what it last knew';
@@ -46,6 +47,7 @@ export class NatsFleetStore extends MemoryFleetStore {
   private readonly log: Logger;
   private readonly leases: Leases;
   private readonly writer: OwnedWriter;
+  private readonly publisher: AckedPublisher;
   /** Hosts a session of this hub publishes for (hello said, link not down). */
   private readonly local = new Set<string>();
   private readonly statuses = new Map<string, HostWire>();
@@ -70,6 +72,7 @@ export class NatsFleetStore extends MemoryFleetStore {
     this.hubId = o.hubId;
     this.log = o.logger.child({ nats: o.hubId });
     this.leases = new Leases(o.buckets.hosts, o.hubId, o.leaseMs, this.clock, this.log, (host, reason) => this.onClaimLost(host, reason));
+    this.publisher = new AckedPublisher(o.buckets.nc);
     this.writer = new OwnedWriter(
       o.buckets.rows,
       o.buckets.hosts,
@@ -79,13 +82,15 @@ export class NatsFleetStore extends MemoryFleetStore {
       (host) => [...(this.shadowRows.get(host)?.values() ?? [])].map((r) => rowKey(host, r.server, r.pane)),
       this.clock,
       this.log,
+      this.publisher,
     );
   }
 
   /** List then watch both buckets; resolves once the whole fleet is held (before the hub serves). */
   async start(): Promise<void> {
+    await this.leases.start();
     this.followings = [
-      await follow(this.b.hosts, { onEntry: (k, v) => this.hostEntry(k, v) }, this.log, 'hosts'),
+      await follow(this.b.hosts, { onEntry: (k, v, r) => this.hostEntry(k, v, r) }, this.log, 'hosts'),
       await follow(this.b.rows, { onEntry: (k, v) => this.rowEntryIn(k, v) }, this.log, 'rows'),
     ];
     await Promise.all(this.followings.map((f) => f.ready));
@@ -125,7 +130,7 @@ export class NatsFleetStore extends MemoryFleetStore {
   ownerOf(host: string): string | null {
     if (this.local.has(host) && this.leases.holds(host)) return this.hubId;
     const o = this.owners.get(host);
-    if (!this.natsUp || !o || o.until_ms <= this.clock()) return null;
+    if (!this.natsUp || !o || !this.leases.stands(o)) return null;
     return o.hub;
   }
 
@@ -133,7 +138,7 @@ export class NatsFleetStore extends MemoryFleetStore {
   admit(host: string): string | null {
     if (!this.natsUp) return `this hub has lost NATS and cannot claim ${host}; try another hub`;
     const o = this.owners.get(host);
-    if (o && o.hub !== this.hubId && o.until_ms > this.clock()) {
+    if (o && o.hub !== this.hubId && this.leases.stands(o)) {
       return `another collector already publishes for ${host} over a live link (through another hub); this one is refused until that link ends`;
     }
     return null;
@@ -141,12 +146,19 @@ export class NatsFleetStore extends MemoryFleetStore {
 
   // ---- following: the buckets' entries into the shadow, and followed hosts rebuilt from it
 
-  private hostEntry(key: string, value: Uint8Array | null): void {
+  private hostEntry(key: string, value: Uint8Array | null, revision: number): void {
     const k = parseHostKey(key);
     if (!k) return;
+    if (k.kind === 'l') {
+      // A hub's liveness: its followed hosts are rechecked by the lease timer.
+      this.leases.noteLiveness(k.host, value ? parseLivenessWire(dec.decode(value)) : null);
+      return;
+    }
     if (k.kind === 'o') {
-      if (value) this.owners.set(k.host, JSON.parse(dec.decode(value)) as OwnerWire);
+      const w = value ? parseOwnerWire(dec.decode(value)) : null;
+      if (w) this.owners.set(k.host, w);
       else this.owners.delete(k.host);
+      this.leases.noteClaim(k.host, w, revision);
     } else if (value) this.statuses.set(k.host, JSON.parse(dec.decode(value)) as HostWire);
     else this.statuses.delete(k.host);
     this.toRebuild.add(k.host);
@@ -194,7 +206,7 @@ export class NatsFleetStore extends MemoryFleetStore {
     if (!this.natsUp) return REASON_NATS_LOST;
     if (!w.reachable) return null;
     const o = this.owners.get(host);
-    return !o || o.until_ms <= this.clock() ? REASON_LEASE_LAPSED : null;
+    return !o || !this.leases.stands(o) ? REASON_LEASE_LAPSED : null;
   }
 
   private rebuild(host: string): boolean {
@@ -347,8 +359,10 @@ export class NatsFleetStore extends MemoryFleetStore {
 
   async close(): Promise<void> {
     if (this.leaseTimer) clearInterval(this.leaseTimer);
-    this.leases.close();
     this.writer.close();
+    this.publisher.close();
     for (const f of this.followings) f.stop();
+    // Clean close: the liveness key goes, so claims this hub did not release lapse at once.
+    await this.leases.close(true);
   }
 }

@@ -7,7 +7,7 @@
 // left written on the host.
 
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -117,6 +117,33 @@ it('one pasted line enrols a new host: collector, token 0600, and its agent on t
   expect(again.status).not.toBe(0);
   expect(again.stderr).toContain('no such enrolment code, or it was used already');
   expect(existsSync(join(dir, 'home-build9-replay', '.config', 'tma', 'tokens', 'hub-build9'))).toBe(false);
+});
+
+it('with a systemd user session the line installs and starts a user unit running the collector', { timeout: 60_000 }, async () => {
+  const line = await addHost('unit1');
+  const host = newHost('unit1');
+  // A stand-in systemctl (this machine has no user session): it logs its arguments, as the unit's
+  // manager would receive them, and answers show-environment as a live session does.
+  const fake = join(host.HOME!, 'fakebin');
+  mkdirSync(fake, { recursive: true });
+  const calls = join(host.HOME!, 'systemctl.log');
+  writeFileSync(join(fake, 'systemctl'), `#!/bin/sh\necho "$*" >> ${calls}\n`, { mode: 0o755 });
+  const run = paste(line, { ...host, PATH: `${fake}:${host.PATH}` });
+  expect(run.stderr).toBe('');
+  expect(run.status).toBe(0);
+  expect(run.stdout).toContain('tma: host unit1 enrolled; its collector runs as the systemd user unit tma-collector');
+  expect(readFileSync(calls, 'utf8').split('\n').filter(Boolean)).toEqual([
+    '--user show-environment',
+    '--user daemon-reload',
+    '--user enable --now tma-collector.service',
+  ]);
+  const unit = readFileSync(join(host.HOME!, '.config', 'systemd', 'user', 'tma-collector.service'), 'utf8');
+  const token = join(host.HOME!, '.config', 'tma', 'tokens', 'hub-unit1');
+  expect(unit).toMatch(
+    new RegExp(
+      `^\\[Unit\\]\nDescription=tma collector \\(host unit1\\)\n[^]*\\[Service\\]\nExecStart=\\S+/node ${host.HOME}/\\.local/share/tma/tma\\.cjs collector --hub wss://127\\.0\\.0\\.1:${port} --hub-fingerprint [0-9A-F:]{95} --token-file ${token} --host-name unit1\nRestart=always\n[^]*WantedBy=default\\.target\n$`,
+    ),
+  );
 });
 
 it('eight redemptions racing for one code: exactly one gets the token', { timeout: 60_000 }, async () => {

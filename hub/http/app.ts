@@ -97,7 +97,7 @@ export function hubApp(d: HubAppDeps): Hono {
     ...(d.slots ? { slots: d.slots } : {}),
     ...d.links,
   });
-  registerLookingRoute(app, d.looking, gate.requireClient);
+  registerLookingRoute(app, d.looking, gate.requireClient, () => store.rows());
 
   app.get('/metrics', gate.requireClient, (c) =>
     c.body(d.metrics.render(store, d.clock()) + d.notifier.metricsText(), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }),

@@ -96,6 +96,8 @@ export function hubApp(d: HubAppDeps): Hono {
     timeoutMs: d.actTimeoutMs,
     ...(d.slots ? { slots: d.slots } : {}),
     ...d.links,
+    gate,
+    confirmOf: (sink) => d.notifier.linkConfirm(sink),
   });
   registerLookingRoute(app, d.looking, gate.requireClient, () => store.rows());
 

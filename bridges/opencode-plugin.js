@@ -51,16 +51,29 @@ const requestOf = (o) => (typeof o.requestID === 'string' ? o.requestID : typeof
 // plugins names one nobody serves; its `client` talks to the server in-process), so the bridge
 // serves the one route `tma act` needs, on loopback, behind a random path only the pane's own
 // options know, and answers through that in-process client. Each request is answered at most
-// once: a second reply for it is told the request is gone, without reaching OpenCode.
+// once: a second reply for it is told the request is gone, without reaching OpenCode. It also
+// serves the pending list (`GET …/permission`), which `tma act` reads before and after a reply to
+// see that the answer landed: OpenCode's own list when its client offers one, else the requests
+// this bridge saw asked and not yet replied.
 function replyServer(client, sessions) {
   const secret = randomBytes(16).toString('hex');
   const answered = new Set();
   const route = new RegExp(`^/${secret}/permission/([^/]+)/reply$`);
+  const list = `/${secret}/permission`;
   const server = createServer((req, res) => {
     const end = (status, body) => {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
+    if (req.method === 'GET' && req.url === list) {
+      void pendingList(client, sessions).then((ids) =>
+        end(
+          200,
+          ids.map((id) => ({ id })),
+        ),
+      );
+      return;
+    }
     const m = route.exec(req.url ?? '');
     if (req.method !== 'POST' || m === null) return end(404, { error: 'not found' });
     let raw = '';
@@ -92,6 +105,19 @@ function replyServer(client, sessions) {
       resolve(`http://127.0.0.1:${server.address().port}/${secret}`);
     });
   });
+}
+
+async function pendingList(client, sessions) {
+  try {
+    if (typeof client?.permission?.list === 'function') {
+      const r = await client.permission.list();
+      const data = Array.isArray(r) ? r : r?.data;
+      if (Array.isArray(data)) return data.map(requestOf).filter((id) => id !== '');
+    }
+  } catch {
+    // OpenCode's list is out of reach: what this bridge saw is the next best account.
+  }
+  return [...sessions.keys()];
 }
 
 async function answer(client, sessionID, requestID, reply) {

@@ -1,6 +1,7 @@
 // Wiring for verbs that work on one local tmux server: config, manifests, the tmux target, a
 // runner and an engine. Errors that end the verb become exit codes here, in one place.
 
+import { safeLines } from '../shared/terminal-text.js';
 import { ConfigError, type Config } from '../collector/config/config-types.js';
 import { loadConfig } from '../collector/config/load-config.js';
 import { applyAgentConfig } from '../collector/core/agent-config.js';
@@ -127,7 +128,8 @@ export async function guard(body: () => Promise<number>, hint?: () => Promise<st
   } catch (e) {
     if (e instanceof UsageError) throw e;
     if (e instanceof ExitError) {
-      process.stderr.write(`tma: ${e.message}\n`);
+      // Often built from what a hub or host said: shown, never acted on by the terminal.
+      process.stderr.write(`tma: ${safeLines(e.message)}\n`);
       return e.code;
     }
     if (e instanceof TmuxError) {

@@ -6,7 +6,7 @@ import { CLASSES, classOf } from '../shared/tokens.js';
 import type { FleetReads } from './store/fleet-store.js';
 
 /** What one use of a notification's action link came to: fired (forwarded), previewed (GET), or refused and why. */
-export const LINK_USES = ['forwarded', 'previewed', 'altered', 'expired', 'used', 'changed', 'not-allowed', 'unreachable'] as const;
+export const LINK_USES = ['forwarded', 'previewed', 'altered', 'expired', 'used', 'changed', 'not-allowed', 'unreachable', 'unconfirmed'] as const;
 
 export type SubscriberKind = 'ws' | 'sse';
 

@@ -25,6 +25,18 @@ export function safeText(s: string, max = FIELD_MAX): string {
   return t.replace(UNSAFE, visible);
 }
 
+/**
+ * A block of printed text (a verb's lines, an error relayed from a hub) made safe as a whole: each
+ * line as safeText keeps it, the newlines between them kept, so text built from remote fields
+ * cannot act on a terminal even where one field was missed.
+ */
+export function safeLines(s: string, maxLine = 4 * FIELD_MAX): string {
+  return s
+    .split('\n')
+    .map((l) => safeText(l, maxLine).replace(/\\x09/g, '\t'))
+    .join('\n');
+}
+
 /** As safeText for an optional field: null and undefined stay as they are. */
 export function safeOpt<T extends string | null | undefined>(s: T, max = FIELD_MAX): T {
   return (typeof s === 'string' ? safeText(s, max) : s) as T;

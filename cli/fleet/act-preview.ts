@@ -5,6 +5,7 @@
 import type { FleetDocument, FleetRow, HostStatus } from '../../shared/fleet.js';
 import { fleetAsks } from '../../shared/ls-text.js';
 import { previewResultSchema, type PreviewResult } from '../../shared/protocol.js';
+import { safeLines } from '../../shared/terminal-text.js';
 import { toJsonLine } from '../../shared/row.js';
 import { ExitError } from '../local.js';
 import { postJson, type HubTarget } from './hub-client.js';
@@ -92,7 +93,7 @@ export async function fleetDryRun(t: HubTarget, doc: FleetDocument, action: stri
     return 0;
   }
   if (!all) {
-    process.stdout.write(dryRunText(action, results[0]!.r, results[0]!.row, hostOf(results[0]!.row)));
+    process.stdout.write(safeLines(dryRunText(action, results[0]!.r, results[0]!.row, hostOf(results[0]!.row))));
     return 0;
   }
   const lines = [`targets: ${results.length}`];
@@ -102,7 +103,7 @@ export async function fleetDryRun(t: HubTarget, doc: FleetDocument, action: stri
       `${r.host} ${r.pane} ${o.fireable ? `would fire (${String(o.effect)})` : `refused: ${String(o.reason)}`}${o.asks ? ` — asks: ${String(o.asks)}` : ''}`,
     );
   }
-  process.stdout.write(`${lines.join('\n')}\n`);
+  process.stdout.write(`${safeLines(lines.join('\n'))}\n`);
   return 0;
 }
 
@@ -114,7 +115,7 @@ export async function fleetListPane(t: HubTarget, row: FleetRow, json: boolean):
     return 0;
   }
   const lines = r.actions.map((v) => `${v.name} ${v.fireable ? 'fireable' : `refused: ${v.reason ?? 'unknown'}`} (${effectWords(v)})`);
-  process.stdout.write(`${[`${r.host} ${r.pane} (${row.locator}) ${r.agent ?? ''}`.trimEnd(), ...lines.map((l) => `  ${l}`)].join('\n')}\n`);
+  process.stdout.write(`${safeLines([`${r.host} ${r.pane} (${row.locator}) ${r.agent ?? ''}`.trimEnd(), ...lines.map((l) => `  ${l}`)].join('\n'))}\n`);
   return 0;
 }
 
@@ -137,6 +138,6 @@ export function fleetListHosts(doc: FleetDocument, host: string | null, json: bo
           .join(' ')}`,
       );
   }
-  process.stdout.write(`${lines.join('\n')}\n`);
+  process.stdout.write(`${safeLines(lines.join('\n'))}\n`);
   return 0;
 }

@@ -8,6 +8,7 @@ import { severity } from '../../collector/act/outcome.js';
 import type { FleetDocument, FleetRow } from '../../shared/fleet.js';
 import { actResultSchema, type ActResult } from '../../shared/protocol.js';
 import { fleetAsks } from '../../shared/ls-text.js';
+import { safeLines } from '../../shared/terminal-text.js';
 import { toJsonLine } from '../../shared/row.js';
 import { isEmptySelector } from '../../shared/selectors.js';
 import { UsageError, type Parsed } from '../args.js';
@@ -267,7 +268,7 @@ export async function main(p: Parsed<typeof ACT>): Promise<number> {
       if (sent.kind === 'fail') throw new ExitError(sent.message, sent.code);
       const r = sent.result;
       const n = remoteNote(r, body.slot);
-      if (n !== null) process.stderr.write(`tma: ${n}${askedNote(picked.row, doc)}\n`);
+      if (n !== null) process.stderr.write(`tma: ${safeLines(`${n}${askedNote(picked.row, doc)}`)}\n`);
       if (json) process.stdout.write(`${toJsonLine(remoteResultObject(r))}\n`);
       return r.exit_code;
     }
@@ -281,7 +282,7 @@ export async function main(p: Parsed<typeof ACT>): Promise<number> {
       let r: ActResult;
       if (sent.kind === 'result') r = sent.result;
       else {
-        process.stderr.write(`tma: ${plan.action} ${row.pane} on ${row.host}: ${sent.message}\n`);
+        process.stderr.write(`tma: ${safeLines(`${plan.action} ${row.pane} on ${row.host}: ${sent.message}`)}\n`);
         const vanished = sent.code === 3;
         r = {
           schema: 1,
@@ -295,7 +296,7 @@ export async function main(p: Parsed<typeof ACT>): Promise<number> {
         };
       }
       const n = remoteNote(r, body.slot);
-      if (n !== null) process.stderr.write(`tma: ${n}${askedNote(row, doc)}\n`);
+      if (n !== null) process.stderr.write(`tma: ${safeLines(`${n}${askedNote(row, doc)}`)}\n`);
       results.push(r);
     }
     if (json) process.stdout.write(`${toJsonLine(remoteEnvelope(results))}\n`);

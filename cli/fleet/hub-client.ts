@@ -1,6 +1,7 @@
 // The command line's side of a hub: where it is, which token to show it, and the two ways of
 // reading it (one document, or a stream of lines).
 
+import { safeText } from '../../shared/terminal-text.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Agent, type Dispatcher } from 'undici';
@@ -94,7 +95,7 @@ async function explain(res: Response): Promise<string> {
   let detail = '';
   try {
     const body = (await res.json()) as { error?: string };
-    detail = body.error ? `: ${body.error}` : '';
+    detail = typeof body.error === 'string' && body.error ? `: ${safeText(body.error)}` : '';
   } catch {
     // not JSON
   }

@@ -3,6 +3,7 @@
 
 import type { FleetDocument, FleetRow } from '../../shared/fleet.js';
 import { muteResultSchema, type MuteResult } from '../../shared/protocol.js';
+import { safeLines } from '../../shared/terminal-text.js';
 import { isEmptySelector } from '../../shared/selectors.js';
 import { UsageError, type Parsed } from '../args.js';
 import type { MUTE } from '../verb-flags.js';
@@ -58,12 +59,12 @@ export async function main(p: Parsed<typeof MUTE>): Promise<number> {
       const parsed = muteResultSchema.safeParse(res.body);
       if (res.status !== 200 || !parsed.success) {
         const err = (res.body as { error?: unknown } | null)?.error;
-        process.stderr.write(`tma: mute ${row.pane} on ${row.host}: ${typeof err === 'string' ? err : `the hub answered ${res.status}`}\n`);
+        process.stderr.write(`tma: ${safeLines(`mute ${row.pane} on ${row.host}: ${typeof err === 'string' ? err : `the hub answered ${res.status}`}`)}\n`);
         worst = Math.max(worst, res.status === 404 ? 3 : 1);
         continue;
       }
       const r = parsed.data;
-      const line = `tma: ${note(r, label)}\n`;
+      const line = `tma: ${safeLines(note(r, label))}\n`;
       if (r.exit_code === 0) process.stdout.write(line);
       else process.stderr.write(line);
       worst = Math.max(worst, r.exit_code);

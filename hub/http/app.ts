@@ -99,8 +99,10 @@ export function hubApp(d: HubAppDeps): Hono {
     timeoutMs: d.actTimeoutMs,
     ...(d.slots ? { slots: d.slots } : {}),
     ...d.links,
+    gate,
+    confirmOf: (sink) => d.notifier.linkConfirm(sink),
   });
-  registerLookingRoute(app, d.looking, gate.requireClient);
+  registerLookingRoute(app, d.looking, gate.requireClient, () => store.rows());
   if (d.enrol) registerEnrolRoutes(app, { ...d.enrol, clock: d.clock, logger: d.logger });
 
   app.get('/metrics', gate.requireClient, (c) =>

@@ -11,16 +11,21 @@ import { NonceTakenError, type NonceStore } from '../notify/nonce-book.js';
 import type { LINK_USES } from '../metrics.js';
 import { forwardAct, type ActRouteDeps } from './act.js';
 import { linkPage } from './notify-act-page.js';
+import type { Gate } from './gate.js';
 
 export interface NotifyActDeps extends Omit<ActRouteDeps, 'gate'> {
   key: () => Buffer;
   nonces: NonceStore;
+  /** Checks the operator token a `device` sink's link needs beside it. */
+  gate: Gate;
+  /** Whether a sink's links fire alone (`link`) or only with a signed-in operator (`device`). */
+  confirmOf: (sink: string) => 'link' | 'device';
 }
 
 type Use = (typeof LINK_USES)[number];
 /** Outcomes where the answer reached the agent. */
 const FIRED = new Set(['sent', 'replied', 'spawned', 'exited']);
-type Verdict = { ok: true; claim: LinkClaim } | { ok: false; use: Use; status: 403 | 404 | 409 | 410; reason: string; claim: LinkClaim | null };
+type Verdict = { ok: true; claim: LinkClaim } | { ok: false; use: Use; status: 401 | 403 | 404 | 409 | 410; reason: string; claim: LinkClaim | null };
 
 function judge(d: NotifyActDeps, token: string): Verdict {
   const claim = readToken(d.key(), token);
@@ -71,13 +76,25 @@ export function registerNotifyActRoute(app: Hono, d: NotifyActDeps): void {
       expires_ms: cl.expires_ms,
       fires: 'on POST to this address, once',
     };
-    return wantsHtml(c) ? c.html(linkPage({ claim: cl, token: c.req.param('token') })) : c.json(body);
+    const device = d.confirmOf(cl.sink) === 'device';
+    const json = device ? { ...body, fires: 'on POST to this address, once, with a signed-in operator token (Authorization: Bearer)' } : body;
+    return wantsHtml(c) ? c.html(linkPage({ claim: cl, token: c.req.param('token'), needsDevice: device })) : c.json(json);
   });
 
   app.post(`${LINK_PATH}:token`, async (c) => {
     const v = judge(d, c.req.param('token'));
     if (!v.ok) return refuse(c, v, 'POST');
     const cl = v.claim;
+    // A `device` sink: the link alone is not enough; checked before the nonce so a refusal burns nothing.
+    let who = `notify-link:${cl.sink}`;
+    if (d.confirmOf(cl.sink) === 'device') {
+      const r = d.gate.client(c.req.header('authorization'), LINK_PATH.slice(0, -1));
+      if (!r.ok || r.who.role !== 'operator') {
+        const reason = 'this link needs a signed-in operator device to confirm it (its token as Authorization: Bearer); nothing was sent';
+        return refuse(c, { ok: false, use: 'unconfirmed', status: r.ok ? 403 : 401, reason, claim: cl }, 'POST');
+      }
+      who = `notify-link:${cl.sink}:${r.who.name}`;
+    }
     // The use is recorded before anything can be sent: of concurrent uses exactly one gets here.
     if (!d.nonces.claim(cl.nonce, cl.expires_ms))
       return refuse(c, { ok: false, use: 'used', status: 409, reason: 'this link was used already; each link answers once', claim: cl }, 'POST');
@@ -90,7 +107,7 @@ export function registerNotifyActRoute(app: Hono, d: NotifyActDeps): void {
       d.logger.error({ err: (e as Error).message }, 'notify link: cannot record its use; nothing sent');
       return c.json({ schema: 1, error: 'the hub cannot record this use; nothing was sent' }, 503);
     }
-    const out = await forwardAct(d, `notify-link:${cl.sink}`, {
+    const out = await forwardAct(d, who, {
       host: cl.host,
       server: cl.server,
       pane: cl.pane,

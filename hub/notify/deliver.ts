@@ -136,7 +136,12 @@ export function ntfyActions(sink: NotifySinkConfig, b: Batch, links: DeliverCont
   const waiting = b.events.filter((e) => e.trigger === 'blocked');
   if (waiting.length !== 1) return null;
   const ls = links(sink, waiting[0]!);
-  return ls.length ? ls.map((l) => `http, ${l.label.replace(/[,;=]/g, ' ')}, ${l.url}, method=POST, clear=true`).join('; ') : null;
+  // A link that needs a signed-in device cannot fire from the phone's button: it opens its page.
+  const act = (l: ActionLink) =>
+    sink.actionConfirm === 'device'
+      ? `view, ${l.label.replace(/[,;=]/g, ' ')}, ${l.url}`
+      : `http, ${l.label.replace(/[,;=]/g, ' ')}, ${l.url}, method=POST, clear=true`;
+  return ls.length ? ls.map(act).join('; ') : null;
 }
 
 async function ntfy(sink: NotifySinkConfig, b: Batch, ctx: DeliverContext): Promise<void> {

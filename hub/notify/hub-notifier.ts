@@ -96,6 +96,11 @@ export class HubNotifier implements QueueOwner {
     this.setSinks(o.sinks);
   }
 
+  /** Whether `sink`'s action links need a signed-in device beside them (a sink no longer listed: no). */
+  linkConfirm(sink: string): 'link' | 'device' {
+    return this.sinks.find((s) => s.name === sink)?.actionConfirm ?? 'link';
+  }
+
   /** Swap the sink set (a config reload); what a sink still owes goes to its namesake, if any. */
   setSinks(sinks: NotifySinkConfig[]): void {
     for (const q of this.queues.values()) q.stop();

@@ -39,6 +39,11 @@ export const notifyEntry = z.strictObject({
     .optional(),
   /** How long an action link stays good. */
   action_ttl_secs: z.number().int().min(30).max(86_400).optional(),
+  /**
+   * Who may fire an action link: `link` (default), whoever holds it (the ntfy topic's readers);
+   * `device`, only a request that also carries a signed-in operator's token.
+   */
+  action_confirm: z.enum(['link', 'device']).optional(),
 });
 export type RawNotifyEntry = z.infer<typeof notifyEntry>;
 
@@ -60,6 +65,8 @@ export interface NotifySinkConfig {
   whenLooking?: 'skip' | 'send';
   actions?: string[];
   actionTtlMs?: number;
+  /** `action_confirm = "device"`: a link fires only with an operator's bearer token beside it. */
+  actionConfirm?: 'device';
 }
 
 export const DEFAULT_DWELL_MS = 5000;
@@ -91,6 +98,7 @@ export function settleNotifySinks(
     if (e.secret_file && e.kind !== 'webhook') throw new Error(`${where}: secret_file is for webhook sinks`);
     if (e.page_url && e.kind !== 'ntfy') throw new Error(`${where}: page_url is for ntfy sinks`);
     if (e.actions && e.kind === 'command') throw new Error(`${where}: actions are for ntfy and webhook sinks`);
+    if (e.action_confirm && !e.actions?.length) throw new Error(`${where}: action_confirm needs actions`);
     if (e.actions && new Set(e.actions).size !== e.actions.length) throw new Error(`${where}.actions: an action is listed twice`);
     let secret: string | null = null;
     if (e.secret_file) {
@@ -118,6 +126,7 @@ export function settleNotifySinks(
       whenLooking: e.when_looking ?? 'skip',
       actions: e.actions ?? [],
       actionTtlMs: (e.action_ttl_secs ?? DEFAULT_ACTION_TTL_MS / 1000) * 1000,
+      ...(e.action_confirm === 'device' ? { actionConfirm: 'device' as const } : {}),
     };
   });
 }

@@ -1,6 +1,7 @@
 // "Someone is looking": while this page is visible and has the focus, it tells the hub every few
 // seconds which row the person is on (the row holding the keyboard focus, else the pane a
-// notification's link opened the page at), so the hub's sinks need not ring for that pane.
+// notification's link opened the page at), so the hub's sinks need not ring for that pane. Only
+// an operator's page counts (hub/notify/looking.ts).
 
 const EVERY_MS = 8000;
 
@@ -20,13 +21,17 @@ export function startLooking(token) {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify(row),
-    }).catch(() => undefined);
+    })
+      // A viewer's token is refused for good (its look holds nothing back): stop asking.
+      .then((r) => (r.status === 403 ? stop() : undefined))
+      .catch(() => undefined);
   };
-  tick();
-  const timer = setInterval(tick, EVERY_MS);
-  window.addEventListener('focus', tick);
-  return () => {
+  const stop = () => {
     clearInterval(timer);
     window.removeEventListener('focus', tick);
   };
+  const timer = setInterval(tick, EVERY_MS);
+  window.addEventListener('focus', tick);
+  tick();
+  return stop;
 }

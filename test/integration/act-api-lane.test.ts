@@ -1,6 +1,7 @@
 // OpenCode's permission prompts are answered over its own HTTP API, not by typing: the endpoint
 // and the request id arrive through its plugin's hook events. A real HTTP server on loopback
-// stands in for OpenCode's API.
+// stands in for OpenCode's API: `GET /permission` lists what is pending, a reply takes its request
+// off that list (unless the test says the reply does not land, as a 200 for an unknown id).
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +14,10 @@ import { SCREENS } from '../support/screens.js';
 let t: ScratchTmux;
 let api: Server;
 let status = 200;
+/** What `GET /permission` lists, and whether a 2xx reply takes its request off the list. */
+let pending: string[] = [];
+let replyLands = true;
+let listReads = 0;
 const received: { method: string; url: string; body: string }[] = [];
 let env: NodeJS.ProcessEnv;
 
@@ -23,11 +28,21 @@ beforeEach(async () => {
   env = { TMA_CONFIG: join(t.dir, 'config.toml'), XDG_STATE_HOME: join(t.dir, 'state') };
   received.length = 0;
   status = 200;
+  pending = [];
+  replyLands = true;
+  listReads = 0;
   api = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
+      if (req.method === 'GET' && req.url === '/permission') {
+        listReads++;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(pending.map((id) => ({ id, sessionID: 'ses_1', permission: 'bash' }))));
+        return;
+      }
       received.push({ method: req.method ?? '', url: req.url ?? '', body });
+      const id = /^\/permission\/([^/]+)\/reply$/.exec(req.url ?? '')?.[1];
+      if (id && replyLands && status >= 200 && status < 300) pending = pending.filter((p) => p !== id);
       res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
     });
   });
@@ -47,6 +62,7 @@ async function blockedOpencode(): Promise<string> {
     tma(['-L', t.name, 'event', '--agent', 'opencode', '--kind', kind, '--payload', '-'], { env: { TMUX_PANE: pane }, input: JSON.stringify(payload) });
   await hook('session-start', { session_id: 'ses_1', api_endpoint: endpoint });
   await hook('permission-required', { session_id: 'ses_1', permission: 'bash', request_id: 'per_42' });
+  pending = ['per_42'];
   expect(t.option(pane, '@agent_api_endpoint')).toBe(endpoint);
   expect(t.option(pane, '@agent_permission_request')).toBe('per_42');
   expect(t.option(pane, '@agent_state')).toBe('blocked');
@@ -59,6 +75,26 @@ it('approve posts one reply to the request and reports replied; no key is typed'
   expect(JSON.parse(r.stdout)).toMatchObject({ action: 'approve', pane, outcome: 'replied', exit_code: 0, reason: null });
   expect(r.code).toBe(0);
   expect(received).toEqual([{ method: 'POST', url: '/permission/per_42/reply', body: '{"reply":"once"}' }]);
+});
+
+it('a 200 for a request that stays pending (an id OpenCode does not know) is an error saying so, not replied', async () => {
+  const pane = await blockedOpencode();
+  replyLands = false;
+  const r = await tma(['-L', t.name, 'act', 'approve', '--pane', pane, '--json'], { env });
+  expect(JSON.parse(r.stdout)).toMatchObject({ action: 'approve', pane, outcome: 'error' });
+  expect(r.stdout + r.stderr).toContain('OpenCode answered HTTP 200 but the answer did not land: request per_42 still pending');
+  expect(r.code).not.toBe(0);
+  expect(received).toEqual([{ method: 'POST', url: '/permission/per_42/reply', body: '{"reply":"once"}' }]);
+  expect(listReads).toBeGreaterThan(1);
+});
+
+it('a request OpenCode no longer lists (its server restarted) is an error, and nothing is posted', async () => {
+  const pane = await blockedOpencode();
+  pending = [];
+  const r = await tma(['-L', t.name, 'act', 'approve', '--pane', pane, '--json'], { env });
+  expect(JSON.parse(r.stdout)).toMatchObject({ action: 'approve', pane, outcome: 'error' });
+  expect(r.stdout + r.stderr).toContain('OpenCode does not list request per_42 as pending');
+  expect(received).toEqual([]);
 });
 
 it('without the plugin (no endpoint) approve types Enter once; deny types Escape; nothing is posted', async () => {
@@ -118,14 +154,17 @@ it('two prompts in a row: each has its own prompt_id, and a late reply to the fi
   };
   await hook('session-start', { session_id: 'ses_1', api_endpoint: endpoint });
   await hook('permission-required', { session_id: 'ses_1', permission: 'external_directory', request_id: 'per_1' });
+  pending = ['per_1'];
   const first = await promptIdNow();
   expect(first).toMatch(/^[0-9a-f]{16}$/);
   await hook('permission-required', { session_id: 'ses_1', permission: 'bash', request_id: 'per_2' });
+  pending = ['per_1', 'per_2'];
   const second = await promptIdNow();
   expect(second).toMatch(/^[0-9a-f]{16}$/);
   expect(second).not.toBe(first);
   // The reply to the first request arrives after the second was asked.
   await hook('permission-replied', { session_id: 'ses_1', request_id: 'per_1' });
+  pending = ['per_2'];
   expect(t.option(pane, '@agent_permission_request')).toBe('per_2');
   expect(await promptIdNow()).toBe(second);
   // An approve bound to the first prompt is refused; one bound to the second answers per_2 once.

@@ -126,6 +126,21 @@ describe('OpenCode bridge: the reply route', () => {
     expect(client.calls).toHaveLength(0);
   });
 
+  it('serves the pending list tma reads to see a reply landed: asked requests, gone once replied', async () => {
+    const client = fakeClient();
+    const hooks = await loadBridge(client);
+    const ep = await endpointOf();
+    const list = async () => ((await (await fetch(`${ep}/permission`)).json()) as { id: string }[]).map((r) => r.id);
+    expect(await list()).toEqual([]);
+    await hooks.event(asked('per_3', 'bash'));
+    await hooks.event(asked('per_4', 'bash'));
+    expect(await list()).toEqual(['per_3', 'per_4']);
+    expect((await post(`${ep}/permission/per_3/reply`)).status).toBe(200);
+    expect(await list()).toEqual(['per_4']);
+    // The list is behind the same secret path as the reply.
+    expect((await fetch(`${ep.replace(/[0-9a-f]{32}$/, 'f'.repeat(32))}/permission`)).status).toBe(404);
+  });
+
   it('a refusal from OpenCode is an error, not a reply', async () => {
     const client = fakeClient(500);
     const hooks = await loadBridge(client);

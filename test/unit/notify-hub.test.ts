@@ -90,6 +90,14 @@ describe('hub.toml [[notify]]', () => {
     expect(bad('[[notify]]\nname = "x"\nkind = "command"\ncommand = "a"\n[[notify]]\nname = "x"\nkind = "command"\ncommand = "b"\n')).toThrow('already listed');
     expect(bad('[[notify]]\nname = "x"\nkind = "webhook"\nurl = "http://x"\nsecret_file = "s"\n')).toThrow('the secret is empty');
   });
+  it('action_confirm = "device" is kept; it needs actions; the default adds no key', () => {
+    const one = (t: string) => parseHubConfig('h.toml', `${base}[[notify]]\nname = "p"\nkind = "ntfy"\nurl = "http://x"\n${t}`, () => '').notify![0]!;
+    expect(one('actions = ["approve"]\naction_confirm = "device"\n').actionConfirm).toBe('device');
+    expect('actionConfirm' in one('actions = ["approve"]\naction_confirm = "link"\n')).toBe(false);
+    expect('actionConfirm' in one('actions = ["approve"]\n')).toBe(false);
+    expect(() => one('action_confirm = "device"\n')).toThrow('notify[0]: action_confirm needs actions');
+    expect(() => one('actions = ["approve"]\naction_confirm = "phone"\n')).toThrow('notify[0].action_confirm');
+  });
   it('a config without sinks has none', () => {
     expect(parseHubConfig('h.toml', base).notify ?? []).toEqual([]);
   });

@@ -14,6 +14,8 @@ import { startFakeModels, type FakeModels, type Step } from './fake-models.js';
 
 export interface PaneOptions {
   agent: AgentName;
+  /** Which installed version runs (default: the agent's first pinned one). */
+  version?: string;
   rows: number;
   cols?: number;
   hooks: boolean;
@@ -25,6 +27,8 @@ export interface PaneOptions {
   holdMs?: number;
   /** false: a 256-colour terminal (COLORTERM unset), as many people's are. Default true. */
   truecolor?: boolean;
+  /** Leave the agent's start-up dialogs up for the test to read and answer (default: answered). */
+  keepDialogs?: boolean;
 }
 
 let seq = 0;
@@ -65,7 +69,7 @@ export class AgentPane {
     // working, and on a loaded machine a one-shot `tma ls` has taken 6 s to answer (three cells'
     // readers at once on two shared cores); held 4 s, the turn had ended before it looked.
     this.fake = await startFakeModels({ commands, holdMs: o.holdMs ?? 8000, extraArgs: setUpAgentArgs(o.agent) });
-    this.setup = setUpAgent(o.agent, { home: this.home, project: this.project, url: this.fake.url });
+    this.setup = setUpAgent(o.agent, { home: this.home, project: this.project, url: this.fake.url, version: o.version });
     if (o.hooks) {
       const r = await tma(['-L', this.tmux.name, 'install-hooks', o.agent, '--yes'], { env: this.env, timeoutMs: 30_000 });
       this.hooksOutput = r.stdout + r.stderr;
@@ -75,7 +79,7 @@ export class AgentPane {
     const env = {
       ...homeEnv(this.home),
       ...this.setup.env,
-      PATH: `${dirname(agentBin(o.agent))}:${process.env.PATH ?? ''}`,
+      PATH: `${dirname(agentBin(o.agent, o.version))}:${process.env.PATH ?? ''}`,
       TERM: 'xterm-256color',
       ...(o.truecolor === false ? {} : { COLORTERM: 'truecolor' }),
       LANG: 'C.UTF-8',
@@ -112,7 +116,7 @@ export class AgentPane {
     await waitFor(
       () => {
         const s = this.screen();
-        const dialog = this.setup.dialogs?.find((d) => d.shown.test(s) && !this.answered.includes(d.shown.source));
+        const dialog = o.keepDialogs ? undefined : this.setup.dialogs?.find((d) => d.shown.test(s) && !this.answered.includes(d.shown.source));
         if (dialog) {
           this.answered.push(dialog.shown.source);
           for (const k of dialog.keys) this.tmux.tmux('send-keys', '-t', this.pane, k);

@@ -4,7 +4,7 @@
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { agentBin, agentsCache } from '../../tools/agents-versions.mjs';
+import { AGENTS, agentBin, agentsCache } from '../../tools/agents-versions.mjs';
 
 export type AgentName = 'claude' | 'codex' | 'opencode' | 'gemini' | 'pi';
 
@@ -15,6 +15,19 @@ export type AgentName = 'claude' | 'codex' | 'opencode' | 'gemini' | 'pi';
 export function selected(name: AgentName): boolean {
   const only = process.env.TMA_AGENTS_ONLY?.trim();
   return !only || only.split(',').some((n) => n.trim() === name);
+}
+
+/**
+ * The versions of an agent the suite runs: those pinned in tools/agents-versions.mjs, or, with
+ * `TMA_AGENTS_VERSIONS=claude@2.1.400,codex@0.180.0` (tools/agents-newest.mjs), the ones named there.
+ */
+export function versionsOf(name: AgentName): string[] {
+  const named = (process.env.TMA_AGENTS_VERSIONS ?? '')
+    .split(',')
+    .map((v) => v.trim())
+    .filter((v) => v.startsWith(`${name}@`))
+    .map((v) => v.slice(name.length + 1));
+  return named.length ? named : AGENTS[name].versions;
 }
 
 export interface AgentSetup {
@@ -38,6 +51,8 @@ export interface AgentDirs {
   project: string;
   /** The fake model server's base URL. */
   url: string;
+  /** The agent version that runs (default: its first pinned one). */
+  version?: string | undefined;
 }
 
 const KEY = 'sk-tma-fake-0123456789abcdefghijklmnopqrstuvwxyz';
@@ -67,15 +82,22 @@ export function setUpAgent(name: AgentName, d: AgentDirs): AgentSetup {
         join(d.home, '.claude.json'),
         JSON.stringify({
           hasCompletedOnboarding: true,
-          lastOnboardingVersion: '2.1.197',
+          lastOnboardingVersion: d.version ?? AGENTS.claude.version,
           theme: 'dark',
           customApiKeyResponses: { approved: [KEY.slice(-20)], rejected: [] },
           projects: { [d.project]: { hasTrustDialogAccepted: true, hasCompletedProjectOnboarding: true, allowedTools: [] } },
         }),
       );
+      // Releases after 2.1.197 start in auto mode, which runs the suite's command unasked. The
+      // suite plays a person who kept manual mode: 2.1.332 then asks once, at first start, whether
+      // auto mode becomes the default; Escape keeps manual mode (focused.test.ts reads that
+      // dialog through tma before answering it).
+      const later = d.version !== undefined && d.version !== AGENTS.claude.version;
+      if (later) write(join(d.home, '.claude/settings.json'), JSON.stringify({ permissions: { defaultMode: 'default' } }));
       return {
         name,
         asks: true,
+        ...(later ? { dialogs: [{ shown: /Make auto mode your default permission mode\?/, keys: ['Escape'] }] } : {}),
         env: {
           ANTHROPIC_BASE_URL: d.url,
           ANTHROPIC_API_KEY: KEY,
@@ -84,7 +106,7 @@ export function setUpAgent(name: AgentName, d: AgentDirs): AgentSetup {
           DISABLE_TELEMETRY: '1',
           DISABLE_ERROR_REPORTING: '1',
         },
-        launch: agentBin('claude'),
+        launch: agentBin('claude', d.version),
         promptShown: /Do you want to proceed\?/,
         readyShown: /^\s*[>❯]\s/m,
       };

@@ -5,12 +5,18 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { installAgents } from '../../tools/agents-install.mjs';
+import { AGENTS } from '../../tools/agents-versions.mjs';
 import { table } from './results.js';
 import type { CellRecord } from './scenario.js';
 
 export default function setup(): () => void {
   const started = Date.now();
-  const install = installAgents();
+  // Versions named for this run (tools/agents-newest.mjs) are installed beside the pinned ones.
+  const named = (process.env.TMA_AGENTS_VERSIONS ?? '')
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
+  const install = installAgents([...Object.keys(AGENTS), ...named]);
   process.stdout.write(`\n${install.text}\n`);
   const dir = mkdtempSync(join(tmpdir(), 'tma-agents-results-'));
   process.env.TMA_AGENTS_RESULTS = join(dir, 'cells.jsonl');

@@ -15,6 +15,7 @@ const short = (s: string | undefined) => s ?? '·';
 export function table(cells: CellRecord[]): string {
   const head = [
     'agent',
+    'version',
     'hooks',
     'rows',
     'collector',
@@ -39,6 +40,7 @@ export function table(cells: CellRecord[]): string {
       : undefined;
     return [
       c.agent,
+      c.version ?? '·',
       c.hooks ? 'hooks' : 'none',
       String(c.rows),
       c.collector ? 'yes' : 'no',

@@ -26,6 +26,8 @@ export interface Look {
 
 export interface CellRecord {
   agent: string;
+  /** The agent's version that ran. */
+  version?: string;
   hooks: boolean;
   rows: number;
   collector: boolean;

@@ -18,6 +18,12 @@ const MANIFESTS = loadManifestSet(readManifestFiles(bundledManifestDir()), []).m
 
 const SUMMARIES: Record<string, string> = {
   'claude-permission-dialog.txt': 'Bash command: rm -rf build/.cache',
+  // 2.1.332: the command, not the "Tip: auto mode…" line or the call's description.
+  'claude-2-1-332-permission-dialog.txt': 'Bash command: echo ran >> /home/dev/ledger/ran.txt',
+  'claude-2-1-332-auto-mode-offer.txt':
+    'Make auto mode your default permission mode?: Auto mode lets Claude handle permission prompts automatically. Claude checks each tool call for risky actions and',
+  'claude-2-1-332-auto-mode-cannot-check.txt':
+    "Auto mode can't check actions in this session: Auto mode can't check actions in this session, so this one needs your approval.",
   'claude-trust-dialog.txt': 'Accessing workspace:: /home/dev/ledger',
   'codex-approval-dialog.txt': 'rm -rf tmp/generated',
   'cursor-approval-dialog.txt': 'curl -sI https://example.com',

@@ -75,6 +75,9 @@ describe('bundled agent manifests', () => {
       'r2 working p60 title',
       'r3 idle p50 title',
       'r4 idle p40 tail_lines(6)',
+      'r5 working p55 tail_lines(6)',
+      'r6 blocked/question p100 tail_lines(30)',
+      'r7 blocked/question p100 tail_lines(30)',
     ]);
     expect(m.rules.map((r) => matcherText(r.match))).toEqual([
       'line_regex(^\\s*❯ 1\\. Yes)',
@@ -82,6 +85,9 @@ describe('bundled agent manifests', () => {
       'regex([\\x{2800}-\\x{28FF}])',
       'contains(✳)',
       'any[contains(⏵⏵), contains(⏸)]',
+      'contains(esc to interrupt)',
+      'all[contains(Make auto mode your default permission mode?), line_regex(^\\s*❯ Yes, set auto mode)]',
+      "all[contains(Auto mode can't check actions in this session), contains(stay in auto mode)]",
     ]);
   });
 

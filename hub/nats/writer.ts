@@ -10,6 +10,7 @@ import type { HostRecord } from '../store/host-record.js';
 import type { RowEntry } from '../store/pieces.js';
 import { rowKey, statusKey } from './keys.js';
 import { hostWire, wireShape, type RowWire } from './wire.js';
+import type { ProtocolRow } from '../../shared/row.js';
 
 const CLOCK_REFRESH_MS = 1000;
 const RETRY_MS = 500;
@@ -42,6 +43,8 @@ export class OwnedWriter {
     private readonly heldKeys: (host: string) => Iterable<string>,
     private readonly clock: () => number,
     private readonly logger: Logger,
+    /** The row as written: sealed with the fleet's row key (row-check.ts), so followers can check it. */
+    private readonly seal: (key: string, incarnation: string, row: ProtocolRow) => RowWire = (_k, i, r) => ({ i, r }),
   ) {}
 
   /** The host changed; `then` runs once what it holds now is written. */
@@ -117,7 +120,7 @@ export class OwnedWriter {
         const key = rowKey(host, server, pane);
         now.set(key, e);
         if (w.rows.get(key) === e) continue;
-        const value: RowWire = { i: slot.incarnation, r: e.row };
+        const value = this.seal(key, slot.incarnation, e.row);
         puts.push(this.rows.put(key, JSON.stringify(value)));
       }
     }

@@ -30,8 +30,6 @@ export interface NatsFleet {
   /** Action links: one key (derived from the fleet secret) and one book of used nonces for every hub. */
   nonces: KvNonceBook;
   actionKey: Buffer;
-  /** Requests on this hub's subject refused for want of a valid fleet seal. */
-  refusedRequests(): number;
   /** Answer requests (act, mute, preview) for the hosts whose links this hub holds. */
   serveHostRequests(local: (host: string) => HostTarget | undefined): void;
   /** Where a request for `host` goes when its link is not on this hub: the holder, or nowhere. */
@@ -80,7 +78,6 @@ export async function startNatsFleet(
     notifyConsumers: new NotifyConsumers(jsm.jetstream(), jsm, notifyBook, notifyLog),
     nonces,
     actionKey: keys.links,
-    refusedRequests: () => refused,
     serveHostRequests(local) {
       sub = serveHostRequests(buckets.nc, hubId, local, o.logger, new AskChecker(keys.act, hubId, o.clock), () => refused++);
     },
@@ -88,7 +85,7 @@ export async function startNatsFleet(
       const owner = store.ownerOf(host);
       return owner && owner !== hubId ? remoteTarget(buckets.nc, owner, host, (ask) => sealAsk(keys.act, ask, hubId, owner, o.clock())) : undefined;
     },
-    health: () => ({ ok: store.connected, nats: { hub_id: hubId, ...store.natsHealth() } }),
+    health: () => ({ ok: store.connected, nats: { hub_id: hubId, ...store.natsHealth(), requests_refused: refused } }),
     async close() {
       // This hub's own hosts' last state and released claims go out before the connection ends.
       await store.settle(2000);

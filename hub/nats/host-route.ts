@@ -43,7 +43,7 @@ export function serveHostRequests(
       const refused = checker.refusal(ask);
       if (refused !== null) {
         onRefused();
-        logger.warn({ host: String(ask.host), type: ask.frame?.type, from: ask.seal?.from, reason: refused }, 'routed request refused');
+        logger.warn({ host: ask.host, type: ask.frame?.type, from: ask.seal?.from, reason: refused }, 'routed request refused');
         return reply({ refused });
       }
       const s = local(ask.host);

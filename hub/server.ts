@@ -126,16 +126,8 @@ export async function startHub(opts: StartHubOptions): Promise<Hub> {
   // The base of the links notifications carry: public_url, else the hub's address once listening.
   const stateDir = opts.notifyJournal ? dirname(opts.notifyJournal) : null;
   // Read at start, so a damaged key file stops the hub rather than every link later. On NATS the
-  // fleet's key is the one every hub uses (this hub's own, if it came first), and so is the book.
-  const ownKey = opts.actionKey
-    ? null
-    : nats
-      ? await nats.actionKey(loadActionKey(stateDir)).catch(async (e: unknown) => {
-          // A hub that cannot start must not leave its NATS connection (and its timers) behind.
-          await nats.close();
-          throw e;
-        })
-      : loadActionKey(stateDir);
+  // fleet's key is derived from the fleet secret every hub is given, and so the book is shared.
+  const ownKey = opts.actionKey ? null : nats ? nats.actionKey : loadActionKey(stateDir);
   const actionKey = opts.actionKey ?? (() => ownKey!);
   const nonces = nats?.nonces ?? new NonceBook(stateDir && join(stateDir, 'hub-action-nonces'), clock);
   const looking = new LookingBook(clock);

@@ -85,6 +85,17 @@ const hubSchema = z.strictObject({
         .min(1)
         .optional(),
       creds_file: z.string().min(1).optional(),
+      /** A NATS user of the server's `authorization` block (deploy/nats/hub-users.conf), with its password file. */
+      user: z.string().min(1).max(128).optional(),
+      password_file: z.string().min(1).optional(),
+      /** The CA that signed the NATS servers' certificates: the connection is TLS, verified against it. */
+      tls_ca_file: z.string().min(1).optional(),
+      /** The fleet's secret (0600, the same on every hub, given out of band): links and NATS writes are keyed from it. */
+      fleet_key_file: z.string().min(1).optional(),
+      /** Start even though the NATS server asks no credentials and is not on this machine. */
+      allow_unauthenticated: z.boolean().optional(),
+      /** Start even though the NATS server is not on this machine and is reached without TLS. */
+      allow_plaintext: z.boolean().optional(),
       replicas: z.union([z.literal(1), z.literal(3), z.literal(5)]).optional(),
       lease_secs: secs.optional(),
     })
@@ -156,6 +167,16 @@ export interface NatsConfig {
   servers: string[];
   /** A `.creds` file (JWT and NKey seed), resolved like token files. */
   credsFile?: string;
+  /** A user of the server's own `authorization` block, and its password (read from password_file). */
+  user?: { name: string; password: string };
+  /** `tls_ca_file`, resolved: the hub speaks TLS to NATS and verifies the servers against it. */
+  tlsCaFile?: string;
+  /** The fleet secret's bytes (`fleet_key_file`); a hub on NATS refuses to start without it. */
+  fleetKey?: Buffer;
+  /** `allow_unauthenticated`: an open NATS off this machine is accepted, not refused. */
+  allowUnauthenticated?: boolean;
+  /** `allow_plaintext`: NATS off this machine without TLS is accepted, not refused. */
+  allowPlaintext?: boolean;
   /** Copies of every bucket and stream: 1, or 3 / 5 on a cluster. */
   replicas: 1 | 3 | 5;
   /** How long a hub's claim on a host lasts unrenewed: a dead hub's hosts move after this. */
@@ -311,7 +332,7 @@ export function parseHubConfig(file: string, text: string, read: ReadTokenFile =
     ...(c.metrics ? { metrics: { perPane: c.metrics.per_pane ?? false } } : {}),
     ...(c.fleet?.hubs?.length ? { fleetHubs: c.fleet.hubs } : {}),
     ...(c.tls ? { tls: tlsOf(file, c.tls, read, readPublic) } : {}),
-    ...(c.nats ? { nats: natsSection(file, c.nats) } : {}),
+    ...(c.nats ? { nats: natsSection(file, c.nats, read) } : {}),
   };
 }
 
@@ -328,7 +349,7 @@ function tlsOf(file: string, t: { cert_file: string; key_file: string }, read: R
   return { certFile: cert.path, keyFile: key.path, cert: cert.text, key: key.text };
 }
 
-function natsSection(file: string, n: NonNullable<z.infer<typeof hubSchema>['nats']>): NatsConfig {
+function natsSection(file: string, n: NonNullable<z.infer<typeof hubSchema>['nats']>, read: ReadTokenFile): NatsConfig {
   const servers = [...(n.url ? [n.url] : []), ...(n.servers ?? []).filter((s) => s !== n.url)];
   if (servers.length === 0) throw new HubConfigError(`${file}: nats: set url or servers`);
   let credsFile: string | undefined;
@@ -339,9 +360,40 @@ function natsSection(file: string, n: NonNullable<z.infer<typeof hubSchema>['nat
   return {
     servers,
     ...(credsFile ? { credsFile } : {}),
+    ...natsSecrets(file, n, read),
     replicas: n.replicas ?? 1,
     leaseMs: n.lease_secs !== undefined ? Math.round(n.lease_secs * 1000) : DEFAULT_NATS_LEASE_MS,
   };
+}
+
+/** Fleet secrets shorter than this are refused: the link and write keys are derived from it. */
+export const FLEET_KEY_MIN_CHARS = 32;
+
+/** `[nats]`'s secrets, read as token files are (a loose mode is warned of). */
+function natsSecrets(file: string, n: NonNullable<z.infer<typeof hubSchema>['nats']>, read: ReadTokenFile): Partial<NatsConfig> {
+  const readSecret = (where: string, named: string): string => {
+    const path = resolveFile(file, named);
+    try {
+      return read(path).trim();
+    } catch (e) {
+      throw new HubConfigError(`${file}: nats.${where}: cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+  };
+  if ((n.user === undefined) !== (n.password_file === undefined)) throw new HubConfigError(`${file}: nats: set user and password_file together`);
+  if (n.user !== undefined && n.creds_file !== undefined) throw new HubConfigError(`${file}: nats: set creds_file or user, not both`);
+  const out: Partial<NatsConfig> = {};
+  if (n.user !== undefined) out.user = { name: n.user, password: readSecret('password_file', n.password_file!) };
+  if (n.tls_ca_file !== undefined) out.tlsCaFile = resolveFile(file, n.tls_ca_file);
+  if (n.fleet_key_file !== undefined) {
+    const key = readSecret('fleet_key_file', n.fleet_key_file);
+    if (key.length < FLEET_KEY_MIN_CHARS) {
+      throw new HubConfigError(`${file}: nats.fleet_key_file: holds ${key.length} characters, needs at least ${FLEET_KEY_MIN_CHARS} (openssl rand -hex 32)`);
+    }
+    out.fleetKey = Buffer.from(key, 'utf8');
+  }
+  if (n.allow_unauthenticated) out.allowUnauthenticated = true;
+  if (n.allow_plaintext) out.allowPlaintext = true;
+  return out;
 }
 
 /** `--nats URL[,URL…]` over hub.toml's `[nats]`: the flag's servers, the file's other settings. */

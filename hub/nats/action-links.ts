@@ -1,9 +1,8 @@
 // Action links on NATS: every hub signs with one key and records uses in one book, so a link one
-// hub minted works on any hub, once. The key is a KV entry made with create(): the first hub to
-// start puts its own (the file key it already had, so its links keep working) and every other
-// hub reads that one. A use is a create() of the nonce's key: of two hubs claiming one nonce,
-// the second is refused by the server, whatever either knew. A watch of the book lets a hub
-// refuse a known use at once, before it asks.
+// hub minted works on any hub, once. The key is derived from the fleet secret each hub is given
+// (fleet-keys.ts), never kept in a bucket. A use is a create() of the nonce's key: of two hubs
+// claiming one nonce, the second is refused by the server, whatever either knew. A watch of the
+// book lets a hub refuse a known use at once, before it asks.
 
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
@@ -11,22 +10,7 @@ import { NonceTakenError, type NonceStore } from '../notify/nonce-book.js';
 import { follow, type Following } from './follow.js';
 import { nonceKey } from './keys.js';
 
-const KEY = 'key';
 const lostRace = (e: unknown) => /wrong last sequence|key exists/i.test((e as Error).message);
-
-/** The fleet's signing key: `candidate` if this hub is the first, else the one already there. */
-export async function sharedActionKey(kv: KV, candidate: Buffer): Promise<Buffer> {
-  try {
-    await kv.create(KEY, candidate.toString('hex'));
-    return candidate;
-  } catch (e) {
-    if (!lostRace(e)) throw e;
-  }
-  const got = await kv.get(KEY);
-  const hex = got?.operation === 'PUT' ? got.string() : '';
-  if (!/^[0-9a-f]{64}$/.test(hex)) throw new Error(`NATS ${KEY} in the action-key bucket is not a key a hub wrote (64 hex digits)`);
-  return Buffer.from(hex, 'hex');
-}
 
 export class KvNonceBook implements NonceStore {
   /** Nonces known used: this hub's claims at once, every hub's through the watch. */

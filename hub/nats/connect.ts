@@ -7,16 +7,16 @@ import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/trans
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConfig } from '../config/config.js';
 import { withBackoff } from './retry.js';
-import { ACTION_KEY_BUCKET, HOSTS_BUCKET, NONCE_BUCKET, NOTIFY_OUT_BUCKET, ROWS_BUCKET, SLOTS_BUCKET } from './keys.js';
+import { exposureRefusal } from './exposure.js';
+import { HOSTS_BUCKET, NONCE_BUCKET, NOTIFY_OUT_BUCKET, ROWS_BUCKET, SLOTS_BUCKET } from './keys.js';
 
 export interface FleetBuckets {
   nc: NatsConnection;
   rows: KV;
   hosts: KV;
   slots: KV;
-  /** Each notification's delivery per sink, the action-link key and the used nonces. */
+  /** Each notification's delivery per sink, and the used action-link nonces. */
   notifyOut: KV;
-  actionKey: KV;
   nonces: KV;
 }
 
@@ -48,9 +48,23 @@ export async function connectFleet(cfg: NatsConfig, name: string): Promise<Fleet
     // i.e. on every KV write: 11.6% of a loaded hub's CPU in issue 32's profile.
     noAsyncTraces: true,
     ...(cfg.credsFile ? { authenticator: credsAuthenticator(readCreds(cfg.credsFile)) } : {}),
+    ...(cfg.user ? { user: cfg.user.name, pass: cfg.user.password } : {}),
+    ...(cfg.tlsCaFile ? { tls: { caFile: cfg.tlsCaFile } } : {}),
   }).catch((e: unknown) => {
     throw new Error(`cannot reach NATS at ${cfg.servers.join(', ')}: ${(e as Error).message}`);
   });
+  const info = nc.info;
+  const refusal = exposureRefusal({
+    servers: cfg.servers,
+    authRequired: info?.auth_required === true,
+    tls: cfg.tlsCaFile !== undefined || cfg.servers.every((s) => s.startsWith('tls://')) || info?.tls_required === true,
+    allowUnauthenticated: cfg.allowUnauthenticated === true,
+    allowPlaintext: cfg.allowPlaintext === true,
+  });
+  if (refusal) {
+    await nc.close();
+    throw new Error(refusal);
+  }
   try {
     const kvm = new Kvm(nc);
     const until = Date.now() + 30_000;
@@ -59,9 +73,8 @@ export async function connectFleet(cfg: NatsConfig, name: string): Promise<Fleet
     const hosts = await bucket(HOSTS_BUCKET);
     const slots = await bucket(SLOTS_BUCKET, { ttl: SLOT_MAX_AGE_MS });
     const notifyOut = await bucket(NOTIFY_OUT_BUCKET, { ttl: NOTIFY_KEEP_MS });
-    const actionKey = await bucket(ACTION_KEY_BUCKET);
     const nonces = await bucket(NONCE_BUCKET, { ttl: NONCE_MAX_AGE_MS });
-    return { nc, rows, hosts, slots, notifyOut, actionKey, nonces };
+    return { nc, rows, hosts, slots, notifyOut, nonces };
   } catch (e) {
     await nc.close();
     throw e;

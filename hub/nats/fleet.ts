@@ -13,7 +13,9 @@ import { NatsFleetStore } from '../store/nats-store.js';
 import { KvSlotBook } from './slots.js';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NotifySinkConfig } from '../notify/sink-config.js';
-import { KvNonceBook, sharedActionKey } from './action-links.js';
+import { KvNonceBook } from './action-links.js';
+import { fleetKeys } from './fleet-keys.js';
+import { AskChecker, sealAsk } from './act-seal.js';
 import { NatsNotifyBook } from './notify-book.js';
 import { ensureNotifyStream, NotifyConsumers } from './notify-consumers.js';
 
@@ -25,9 +27,9 @@ export interface NatsFleet {
   /** Notifications once for the fleet: the shared journal and the sinks' shared consumers. */
   notifyBook: NatsNotifyBook;
   notifyConsumers: NotifyConsumers;
-  /** Action links: one key and one book of used nonces for every hub. */
+  /** Action links: one key (derived from the fleet secret) and one book of used nonces for every hub. */
   nonces: KvNonceBook;
-  actionKey(candidate: Buffer): Promise<Buffer>;
+  actionKey: Buffer;
   /** Answer requests (act, mute, preview) for the hosts whose links this hub holds. */
   serveHostRequests(local: (host: string) => HostTarget | undefined): void;
   /** Where a request for `host` goes when its link is not on this hub: the holder, or nowhere. */
@@ -43,8 +45,10 @@ export async function startNatsFleet(
   const hubId = `${hostname()
     .replace(/[^A-Za-z0-9_-]/g, '_')
     .slice(0, 40)}-${randomBytes(4).toString('hex')}`;
+  // Before dialling: a hub without the fleet secret says what to configure, whatever NATS holds.
+  const keys = fleetKeys(cfg.fleetKey);
   const buckets = await connectFleet(cfg, `tma-hub ${hubId}`);
-  const store = new NatsFleetStore({ buckets, hubId, leaseMs: cfg.leaseMs, logger: o.logger, clock: o.clock, lostAfterMs: o.lostAfterMs });
+  const store = new NatsFleetStore({ buckets, hubId, rowKey: keys.rows, leaseMs: cfg.leaseMs, logger: o.logger, clock: o.clock, lostAfterMs: o.lostAfterMs });
   const jsm = await jetstreamManager(buckets.nc);
   const notifyLog = o.logger.child({ part: 'notify' });
   const notifyBook = new NatsNotifyBook(jsm.jetstream(), buckets.notifyOut, notifyLog);
@@ -64,6 +68,7 @@ export async function startNatsFleet(
   }
   o.logger.info({ hub_id: hubId, servers: cfg.servers, replicas: cfg.replicas, lease_ms: cfg.leaseMs }, 'fleet on NATS: listed, following');
   let sub: { unsubscribe(): void } | null = null;
+  let refused = 0;
   return {
     hubId,
     buckets,
@@ -72,15 +77,15 @@ export async function startNatsFleet(
     notifyBook,
     notifyConsumers: new NotifyConsumers(jsm.jetstream(), jsm, notifyBook, notifyLog),
     nonces,
-    actionKey: (candidate) => sharedActionKey(buckets.actionKey, candidate),
+    actionKey: keys.links,
     serveHostRequests(local) {
-      sub = serveHostRequests(buckets.nc, hubId, local, o.logger);
+      sub = serveHostRequests(buckets.nc, hubId, local, o.logger, new AskChecker(keys.act, hubId, o.clock), () => refused++);
     },
     remote(host) {
       const owner = store.ownerOf(host);
-      return owner && owner !== hubId ? remoteTarget(buckets.nc, owner, host) : undefined;
+      return owner && owner !== hubId ? remoteTarget(buckets.nc, owner, host, (ask) => sealAsk(keys.act, ask, hubId, owner, o.clock())) : undefined;
     },
-    health: () => ({ ok: store.connected, nats: { hub_id: hubId, ...store.natsHealth() } }),
+    health: () => ({ ok: store.connected, nats: { hub_id: hubId, ...store.natsHealth(), requests_refused: refused } }),
     async close() {
       // This hub's own hosts' last state and released claims go out before the connection ends.
       await store.settle(2000);

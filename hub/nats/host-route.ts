@@ -11,17 +11,25 @@ import type { ActResult, MuteResult, PreviewResult } from '../../shared/protocol
 import { requestOf, UndeliveredError, type HostTarget } from '../link/host-target.js';
 import { ActTimeoutError, type ActRequest, type HostRequest, type MuteRequest, type PreviewRequest } from '../link/session.js';
 import { routeSubject } from './keys.js';
+import type { AskChecker, SealedAsk } from './act-seal.js';
 
-interface HostAsk {
+interface HostAsk extends SealedAsk {
   host: string;
   frame: HostRequest;
   timeout_ms: number;
 }
 
-type HostAnswer = { result: unknown } | { undelivered: true } | { unknown: string };
+type HostAnswer = { result: unknown } | { undelivered: true } | { unknown: string } | { refused: string };
 
-/** Answer requests for this hub's own links. */
-export function serveHostRequests(nc: NatsConnection, hubId: string, local: (host: string) => HostTarget | undefined, logger: Logger): Subscription {
+/** Answer requests for this hub's own links; one that `checker` refuses never reaches the host. */
+export function serveHostRequests(
+  nc: NatsConnection,
+  hubId: string,
+  local: (host: string) => HostTarget | undefined,
+  logger: Logger,
+  checker: AskChecker,
+  onRefused: () => void = () => undefined,
+): Subscription {
   return nc.subscribe(routeSubject(hubId), {
     callback: (err, msg) => {
       if (err) return;
@@ -32,6 +40,12 @@ export function serveHostRequests(nc: NatsConnection, hubId: string, local: (hos
         return;
       }
       const reply = (a: HostAnswer): void => void msg.respond(JSON.stringify(a));
+      const refused = checker.refusal(ask);
+      if (refused !== null) {
+        onRefused();
+        logger.warn({ host: ask.host, type: ask.frame?.type, from: ask.seal?.from, reason: refused }, 'routed request refused');
+        return reply({ refused });
+      }
       const s = local(ask.host);
       if (!s?.isOpen) return reply({ undelivered: true });
       requestOf(s, ask.frame, Math.max(1, ask.timeout_ms)).then(
@@ -50,13 +64,13 @@ const isNoResponders = (e: unknown): boolean => {
   return x.isNoResponders?.() === true || x.name === 'NoRespondersError' || x.cause?.name === 'NoRespondersError';
 };
 
-/** The target for a host `owner` (another hub) holds. */
-export function remoteTarget(nc: NatsConnection, owner: string, host: string): HostTarget {
+/** The target for a host `owner` (another hub) holds; `seal` adds this hub's proof to each request. */
+export function remoteTarget(nc: NatsConnection, owner: string, host: string, seal: (ask: HostAsk) => HostAsk): HostTarget {
   function request(frame: ActRequest, timeoutMs: number): Promise<ActResult>;
   function request(frame: MuteRequest, timeoutMs: number): Promise<MuteResult>;
   function request(frame: PreviewRequest, timeoutMs: number): Promise<PreviewResult>;
   async function request(frame: HostRequest, timeoutMs: number): Promise<unknown> {
-    const ask: HostAsk = { host, frame, timeout_ms: timeoutMs };
+    const ask = seal({ host, frame, timeout_ms: timeoutMs });
     let a: HostAnswer;
     try {
       // A little longer than the owner waits, so its own timeout answer arrives first.
@@ -68,6 +82,7 @@ export function remoteTarget(nc: NatsConnection, owner: string, host: string): H
     }
     if ('result' in a) return a.result;
     if ('undelivered' in a) throw new UndeliveredError(`the hub holding ${host} no longer has its link`);
+    if ('refused' in a) throw new UndeliveredError(`the hub holding ${host} refused the request: ${a.refused}`);
     throw new ActTimeoutError(frame.id, timeoutMs);
   }
   return { isOpen: true, request };

@@ -14,7 +14,7 @@ export const NOTIFY_STREAM = 'tma-notify';
 export const NOTIFY_SUBJECT = 'tma.notify';
 /** How far each notification got with each sink (`<sink>.<notification>`), read by every hub. */
 export const NOTIFY_OUT_BUCKET = 'tma-notify-out';
-/** The action-link signing key (`key`), made once by whichever hub starts first. */
+/** Where hubs before the fleet secret kept the action-link key in clear: no longer read or made. */
 export const ACTION_KEY_BUCKET = 'tma-action-key';
 /** Used action-link nonces (`n.<nonce>`): the first create() of one wins, on any hub. */
 export const NONCE_BUCKET = 'tma-action-nonces';

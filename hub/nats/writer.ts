@@ -15,6 +15,7 @@ import type { RowEntry } from '../store/pieces.js';
 import { HOSTS_BUCKET, ROWS_BUCKET, rowKey, statusKey } from './keys.js';
 import type { AckedPublisher } from './acked-publish.js';
 import { hostWire, wireShape, type RowWire } from './wire.js';
+import type { ProtocolRow } from '../../shared/row.js';
 
 const CLOCK_REFRESH_MS = 1000;
 /** How long changes gather before they are written: small against the 250 ms edge budget. */
@@ -51,6 +52,8 @@ export class OwnedWriter {
     private readonly logger: Logger,
     /** Puts as publishes acked on one inbox (acked-publish.ts); without it, the KV client's own. */
     private readonly publisher?: AckedPublisher,
+    /** The row as written: sealed with the fleet's row key (row-check.ts), so followers can check it. */
+    private readonly seal: (key: string, incarnation: string, row: ProtocolRow) => RowWire = (_k, i, r) => ({ i, r }),
   ) {}
 
   private putRow(key: string, text: string): Promise<unknown> {
@@ -134,7 +137,7 @@ export class OwnedWriter {
         const key = rowKey(host, server, pane);
         now.set(key, e);
         if (w.rows.get(key) === e) continue;
-        const value: RowWire = { i: slot.incarnation, r: e.row };
+        const value = this.seal(key, slot.incarnation, e.row);
         puts.push(this.putRow(key, JSON.stringify(value)));
       }
     }

@@ -20,7 +20,8 @@ import { ownerKey, parseHostKey, parseRowKey, rowKey, statusKey } from '../nats/
 import { Leases } from '../nats/leases.js';
 import { OwnedWriter } from '../nats/writer.js';
 import { AckedPublisher } from '../nats/acked-publish.js';
-import { applyHostWire, parseLivenessWire, parseOwnerWire, type HostWire, type OwnerWire, type RowWire } from '../nats/wire.js';
+import { applyHostWire, parseLivenessWire, parseOwnerWire, type HostWire, type OwnerWire } from '../nats/wire.js';
+import { checkRow, sealRow } from '../nats/row-check.js';
 
 export const REASON_LEASE_LAPSED = 'its hub stopped renewing its claim on the host';
 export const REASON_NATS_LOST = 'this hub lost NATS; showing what it last knew';
@@ -28,6 +29,8 @@ export const REASON_NATS_LOST = 'this hub lost NATS; showing what it last knew';
 export interface NatsStoreOptions extends FleetStoreOptions {
   buckets: FleetBuckets;
   hubId: string;
+  /** The fleet's row key (fleet-keys.ts): rows are sealed with it and checked against it. */
+  rowKey: Buffer;
   leaseMs: number;
   logger: Logger;
 }
@@ -63,6 +66,9 @@ export class NatsFleetStore extends MemoryFleetStore {
   private followings: Following[] = [];
   private natsUp = true;
   private leaseTimer: NodeJS.Timeout | null = null;
+  /** Rows read from NATS and refused by row-check.ts (forged, malformed, or bound to another key). */
+  private rowsRefused = 0;
+  private readonly rowKey: Buffer;
   /** Called when this hub's claim on a host is gone: the server ends that host's link. */
   onClaimLost: (host: string, reason: string) => void = () => undefined;
 
@@ -70,6 +76,7 @@ export class NatsFleetStore extends MemoryFleetStore {
     super(o);
     this.b = o.buckets;
     this.hubId = o.hubId;
+    this.rowKey = o.rowKey;
     this.log = o.logger.child({ nats: o.hubId });
     this.leases = new Leases(o.buckets.hosts, o.hubId, o.leaseMs, this.clock, this.log, (host, reason) => this.onClaimLost(host, reason));
     this.publisher = new AckedPublisher(o.buckets.nc);
@@ -83,6 +90,7 @@ export class NatsFleetStore extends MemoryFleetStore {
       this.clock,
       this.log,
       this.publisher,
+      (key, incarnation, row) => sealRow(this.rowKey, key, this.hubId, incarnation, row),
     );
   }
 
@@ -118,8 +126,13 @@ export class NatsFleetStore extends MemoryFleetStore {
   }
 
   /** For `/healthz`: whether NATS is reachable, and the last revisions followed. */
-  natsHealth(): { connected: boolean; hosts_revision: number; rows_revision: number } {
-    return { connected: this.natsUp, hosts_revision: this.followings[0]?.revision() ?? 0, rows_revision: this.followings[1]?.revision() ?? 0 };
+  natsHealth(): { connected: boolean; hosts_revision: number; rows_revision: number; rows_refused: number } {
+    return {
+      connected: this.natsUp,
+      hosts_revision: this.followings[0]?.revision() ?? 0,
+      rows_revision: this.followings[1]?.revision() ?? 0,
+      rows_refused: this.rowsRefused,
+    };
   }
 
   get connected(): boolean {
@@ -170,14 +183,18 @@ export class NatsFleetStore extends MemoryFleetStore {
     if (!k) return;
     let rows = this.shadowRows.get(k.host);
     const id = `${k.server}\0${k.pane}`;
-    if (value) {
-      const w = JSON.parse(dec.decode(value)) as RowWire;
+    const c = value ? checkRow(this.rowKey, key, value) : null;
+    if (c && !c.ok) {
+      // Refused rows are not shown: the pane's row goes, rather than show what its key now holds.
+      this.rowsRefused++;
+      this.log.warn({ key, host: k.host, reason: c.reason }, 'row from NATS refused');
+    }
+    if (c?.ok) {
       if (!rows) {
         rows = new Map<string, ShadowRow>();
         this.shadowRows.set(k.host, rows);
       }
-      const row = w.r.host === k.host && w.r.server === k.server ? w.r : { ...w.r, host: k.host, server: k.server };
-      rows.set(id, { server: k.server, pane: k.pane, incarnation: w.i, entry: rowEntry(row) });
+      rows.set(id, { server: k.server, pane: k.pane, incarnation: c.incarnation, entry: rowEntry(c.row) });
     } else if (rows) {
       rows.delete(id);
       if (rows.size === 0) this.shadowRows.delete(k.host);

@@ -3,7 +3,7 @@
 // fleet stays whole on both, and nothing stays stale beyond the timeouts.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startNatsCluster, type NatsCluster } from '../support/nats-server.js';
+import { startNatsCluster, TEST_FLEET_KEY, type NatsCluster } from '../support/nats-server.js';
 import { FakeCollector, protoRow, until } from '../support/hub-fake-collector.js';
 import { TOKENS, startTestHub, testConfig, type TestHub } from '../support/hub-harness.js';
 
@@ -30,7 +30,7 @@ async function hubOn(first: number): Promise<TestHub> {
   // Each hub lists its own node first, then the others, as a deployment would.
   const urls = cluster.nodes.map((n) => n.url);
   const servers = [urls[first]!, ...urls.filter((_, i) => i !== first)];
-  const h = await startTestHub({ config: testConfig({ nats: { servers, replicas: 3, leaseMs: 3000 } }), actTimeoutMs: 2000 });
+  const h = await startTestHub({ config: testConfig({ nats: { servers, replicas: 3, leaseMs: 3000, fleetKey: TEST_FLEET_KEY } }), actTimeoutMs: 2000 });
   hubs.push(h);
   return h;
 }

@@ -5,7 +5,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { startNats, type NatsNode } from '../support/nats-server.js';
+import { startNats, TEST_FLEET_KEY, type NatsNode } from '../support/nats-server.js';
 import { FakeCollector, SERVER, protoRow, until } from '../support/hub-fake-collector.js';
 import { TOKENS, startTestHub, testConfig, type TestHub } from '../support/hub-harness.js';
 import type { HubConfig } from '../../hub/config/config.js';
@@ -29,7 +29,7 @@ afterEach(async () => {
   await nc.close();
 });
 
-const natsConfig = (leaseMs: number): HubConfig => testConfig({ nats: { servers: [nats.url], replicas: 1, leaseMs } });
+const natsConfig = (leaseMs: number): HubConfig => testConfig({ nats: { servers: [nats.url], replicas: 1, leaseMs, fleetKey: TEST_FLEET_KEY } });
 
 async function hub(leaseMs = LEASE_MS): Promise<TestHub> {
   const h = await startTestHub({ config: natsConfig(leaseMs), actTimeoutMs: 1500 });

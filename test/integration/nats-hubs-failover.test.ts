@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FleetDocument, FleetRow } from '../../shared/fleet.js';
 import { TOKENS } from '../support/hub-harness.js';
 import { startHubProcess, type HubProcess } from '../support/hub-process.js';
-import { startNats, type NatsNode } from '../support/nats-server.js';
+import { startNats, testFleetKeyFile, type NatsNode } from '../support/nats-server.js';
 import { freePort } from '../support/ports.js';
 import { REPO, ScratchTmux, type StandIn } from '../support/scratch-tmux.js';
 import { SCREENS } from '../support/screens.js';
@@ -33,6 +33,7 @@ token = "${TOKENS.operator}"
 role = "operator"
 [nats]
 url = "${natsUrl}"
+fleet_key_file = "${testFleetKeyFile()}"
 lease_secs = ${LEASE_SECS}
 `;
 

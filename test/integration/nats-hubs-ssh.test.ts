@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FleetDocument, HostStatus } from '../../shared/fleet.js';
 import { TOKENS } from '../support/hub-harness.js';
 import { startHubProcess, type HubProcess } from '../support/hub-process.js';
-import { startNats, type NatsNode } from '../support/nats-server.js';
+import { startNats, testFleetKeyFile, type NatsNode } from '../support/nats-server.js';
 import { freePort } from '../support/ports.js';
 import { REPO, ScratchTmux } from '../support/scratch-tmux.js';
 import { startSshd, type Sshd } from '../support/sshd.js';
@@ -88,6 +88,7 @@ known_hosts = "${join(dir, 'known_hosts')}"
 command = "${wrapper}"
 [nats]
 url = "${nats.url}"
+fleet_key_file = "${testFleetKeyFile()}"
 lease_secs = ${LEASE_SECS}
 `;
   });

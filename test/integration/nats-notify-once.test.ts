@@ -16,7 +16,7 @@ import { notificationKey, type FleetNotification } from '../../shared/notify.js'
 import { FakeCollector, protoRow, SERVER } from '../support/hub-fake-collector.js';
 import { TOKENS } from '../support/hub-harness.js';
 import { startHubProcess, type HubProcess } from '../support/hub-process.js';
-import { startNats, type NatsNode } from '../support/nats-server.js';
+import { startNats, testFleetKeyFile, type NatsNode } from '../support/nats-server.js';
 import { freePort } from '../support/ports.js';
 import { sleep, when } from '../support/when.js';
 
@@ -50,6 +50,7 @@ cooldown_secs = 0
 actions = ["approve"]
 [nats]
 url = "${natsUrl}"
+fleet_key_file = "${testFleetKeyFile()}"
 lease_secs = 2
 `;
 

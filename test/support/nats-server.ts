@@ -165,3 +165,19 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
   }
   return { nodes, urls: nodes.map((n) => n.url).join(','), stop };
 }
+
+/** The fleet secret test hubs on NATS share (`[nats] fleet_key_file`), as bytes and as a file. */
+export const TEST_FLEET_KEY = Buffer.from('tma-test-fleet-secret-0123456789abcdef', 'utf8');
+let fleetKeyDir: string | null = null;
+
+/** A 0600 file holding TEST_FLEET_KEY, made once per test process and removed as it exits. */
+export function testFleetKeyFile(): string {
+  if (!fleetKeyDir) {
+    const dir = mkdtempSync(join(tmpdir(), 'tma-fleet-key-'));
+    fleetKeyDir = dir;
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  const file = join(fleetKeyDir, 'fleet.key');
+  writeFileSync(file, TEST_FLEET_KEY, { mode: 0o600 });
+  return file;
+}

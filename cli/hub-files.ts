@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { HubConfigError, type HubConfig } from '../hub/config/config.js';
 import { tmaConfigDir } from '../shared/config-dir.js';
 
 /** hub.toml when `--config` names none. */
@@ -54,4 +55,27 @@ export function enrolDir(env: NodeJS.ProcessEnv): string {
 /** When each client token was last used: the hub writes it, `tma hub clients` reads it. */
 export function clientsSeenPath(env: NodeJS.ProcessEnv): string {
   return join(hubStateDir(env), 'hub-clients.json');
+}
+
+/**
+ * The fleet secret a hub on NATS keys links, requests and rows with, when hub.toml names no
+ * `fleet_key_file`: `fleet.key` beside hub.toml, made (0600, 32 random bytes as hex) on first use,
+ * so `tma hub --nats …` keeps working with no setup. Every other hub of the fleet needs a copy.
+ */
+export function withDefaultFleetKey(config: HubConfig, configPath: string, say: (line: string) => void): HubConfig {
+  if (!config.nats || config.nats.fleetKey) return config;
+  const file = join(dirname(configPath), 'fleet.key');
+  if (!existsSync(file)) {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    try {
+      writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+      say(`nats: no fleet_key_file in hub.toml: made the fleet secret ${file} (0600); copy it to every other hub of this fleet (or set fleet_key_file)`);
+    } catch (e) {
+      // A second hub starting beside this one made it first: both read that one.
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new HubConfigError(`${file}: cannot write: ${(e as Error).message}`);
+    }
+  }
+  const text = readFileSync(file, 'utf8').trim();
+  if (text.length < 32) throw new HubConfigError(`${file}: holds ${text.length} characters, needs at least 32 (openssl rand -hex 32)`);
+  return { ...config, nats: { ...config.nats, fleetKey: Buffer.from(text, 'utf8') } };
 }

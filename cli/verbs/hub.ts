@@ -15,7 +15,7 @@ import { hostName } from '../../collector/tmux/host.js';
 import { UsageError, type Parsed } from '../args.js';
 import type { HUB } from '../verb-flags.js';
 import { assembleCollector, IDLE_SWEEP_MS, WATCHED_SWEEP_MS } from '../collector-assembly.js';
-import { clientsSeenPath, defaultHubConfigPath, enrolDir, hubStateDir, localToken, readLocalToken } from '../hub-files.js';
+import { clientsSeenPath, defaultHubConfigPath, enrolDir, hubStateDir, localToken, readLocalToken, withDefaultFleetKey } from '../hub-files.js';
 import { packageFile } from '../install/paths.js';
 import { writePidFile } from './hub-config-file.js';
 import { ExitError, guard } from '../local.js';
@@ -102,7 +102,8 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
     // zero-config hub watches the default path too: `tma hub token` creates the file and signals.
     // --nats stands over the file's [nats] on every reload too, so a SIGHUP does not drop it.
     const natsFlag = p.opts.nats;
-    const load = (f: string, w: (line: string) => void) => (natsFlag === undefined ? loadHubConfig(f, w) : withNatsFlag(loadHubConfig(f, w), natsFlag));
+    const load = (f: string, w: (line: string) => void) =>
+      withDefaultFleetKey(natsFlag === undefined ? loadHubConfig(f, w) : withNatsFlag(loadHubConfig(f, w), natsFlag), f, w);
     const reloader = reloadOnSignal(path, load, configFile === null);
     const warnings: string[] = [];
     try {
@@ -121,6 +122,7 @@ export async function main(p: Parsed<typeof HUB>): Promise<number> {
         tokenNote = local.file;
       }
       if (natsFlag !== undefined) config = withNatsFlag(config, natsFlag);
+      config = withDefaultFleetKey(config, path, (w) => warnings.push(w));
     } catch (e) {
       if (e instanceof HubConfigError) throw new ExitError(e.message, 1);
       throw e;

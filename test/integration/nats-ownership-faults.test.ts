@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
-import { startNats, type NatsNode } from '../support/nats-server.js';
+import { startNats, TEST_FLEET_KEY, type NatsNode } from '../support/nats-server.js';
 import { FakeCollector, protoRow } from '../support/hub-fake-collector.js';
 import { startTestHub, testConfig, type TestHub } from '../support/hub-harness.js';
 import { sleep, when } from '../support/when.js';
@@ -31,7 +31,7 @@ afterEach(async () => {
 });
 
 async function hub(leaseMs: number): Promise<TestHub> {
-  const h = await startTestHub({ config: testConfig({ collectors: HOSTS, nats: { servers: [nats.url], replicas: 1, leaseMs } }) });
+  const h = await startTestHub({ config: testConfig({ collectors: HOSTS, nats: { servers: [nats.url], replicas: 1, leaseMs, fleetKey: TEST_FLEET_KEY } }) });
   hubs.push(h);
   return h;
 }

@@ -70,6 +70,9 @@ interface NodePlan {
   port: number;
   clusterPort?: number;
   routes?: number[];
+  /** More config lines, given the node's folder (an `include` is relative to it), and the server's environment. */
+  extra?: (dir: string) => string[];
+  env?: NodeJS.ProcessEnv;
 }
 
 function nodeConfig(dir: string, plan: NodePlan): string {
@@ -83,6 +86,7 @@ function nodeConfig(dir: string, plan: NodePlan): string {
     const routes = (plan.routes ?? []).map((p) => `nats-route://127.0.0.1:${p}`).join(', ');
     lines.push(`cluster { name: tma-test, listen: 127.0.0.1:${plan.clusterPort}, routes: [${routes}] }`);
   }
+  lines.push(...(plan.extra?.(dir) ?? []));
   return lines.join('\n') + '\n';
 }
 
@@ -95,7 +99,7 @@ function startNode(plan: NodePlan): NatsNode & { ready: Promise<void> } {
   let stopped = false;
   const launch = async (): Promise<void> => {
     // stdin 'ignore' and no detach: the server dies with the test process's group on a crash too.
-    proc = spawn(NATS_SERVER, ['-c', conf], { stdio: 'ignore' });
+    proc = spawn(NATS_SERVER, ['-c', conf], { stdio: 'ignore', ...(plan.env ? { env: { ...process.env, ...plan.env } } : {}) });
     await waitReady(plan.port, proc, logFile);
   };
   const kill = (): void => {
@@ -125,9 +129,9 @@ function startNode(plan: NodePlan): NatsNode & { ready: Promise<void> } {
   return node;
 }
 
-/** One JetStream node on a free loopback port. */
-export async function startNats(): Promise<NatsNode> {
-  const node = startNode({ name: 'tma-test-1', port: await freePort() });
+/** One JetStream node on a free loopback port; `extra` config lines and `env` for the server. */
+export async function startNats(o: { extra?: (dir: string) => string[]; env?: NodeJS.ProcessEnv } = {}): Promise<NatsNode> {
+  const node = startNode({ name: 'tma-test-1', port: await freePort(), ...o });
   try {
     await node.ready;
   } catch (err) {

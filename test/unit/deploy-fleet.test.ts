@@ -65,7 +65,7 @@ describe('deploy/ units', () => {
 
   it('each NATS node runs its own config, and there is one for each of three nodes', () => {
     expect(execStart('nats/nats-server@.service', 'nats-b')).toEqual(['/usr/sbin/nats-server', '--config', '/etc/nats/nats-b.conf']);
-    const confs = readdirSync(join(DEPLOY, 'nats')).filter((f) => f.endsWith('.conf'));
+    const confs = readdirSync(join(DEPLOY, 'nats')).filter((f) => /^nats-.\.conf$/.test(f));
     expect(confs.sort()).toEqual(['nats-a.conf', 'nats-b.conf', 'nats-c.conf']);
     for (const c of confs) {
       const text = read(`nats/${c}`);
@@ -76,14 +76,17 @@ describe('deploy/ units', () => {
 });
 
 describe('deploy/ hub.toml for a fleet on NATS', () => {
-  it.each(['nats/hub-fleet.example.toml', 'nats/hub-compose.toml'])('%s loads, with a [nats] section of url, servers and creds_file', (p) => {
+  it.each(['nats/hub-fleet.example.toml', 'nats/hub-compose.toml'])('%s loads, with a [nats] section of servers, a user and the fleet secret', (p) => {
     const { nats, config } = loadHubToml(p);
     expect(config.fleetHubs?.length).toBe(3);
     expect(nats).toBeDefined();
-    expect(Object.keys(nats!).every((k) => ['url', 'servers', 'creds_file'].includes(k))).toBe(true);
-    expect(nats!.url).toMatch(/^nats:\/\/[^\s/]+:\d+$/);
+    expect(Object.keys(nats!).every((k) => ['url', 'servers', 'user', 'password_file', 'tls_ca_file', 'fleet_key_file', 'allow_plaintext'].includes(k))).toBe(true);
+    expect(nats!.user).toMatch(/^hub-[abc]$/);
+    expect(nats!.fleet_key_file).toBeTruthy();
+    // Plain NATS only where the file says the network is private to this machine.
+    expect(nats!.url).toMatch(nats!.allow_plaintext === true ? /^nats:\/\/[^\s/]+:\d+$/ : /^tls:\/\/[^\s/]+:\d+$/);
     expect(nats!.servers).toHaveLength(3);
-    for (const s of nats!.servers as string[]) expect(s).toMatch(/^nats:\/\/[^\s/]+:\d+$/);
+    for (const s of nats!.servers as string[]) expect(s).toMatch(/^(nats|tls):\/\/[^\s/]+:\d+$/);
     expect((nats!.servers as string[]).includes(nats!.url as string)).toBe(true);
   });
 });

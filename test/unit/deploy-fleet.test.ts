@@ -80,7 +80,9 @@ describe('deploy/ hub.toml for a fleet on NATS', () => {
     const { nats, config } = loadHubToml(p);
     expect(config.fleetHubs?.length).toBe(3);
     expect(nats).toBeDefined();
-    expect(Object.keys(nats!).every((k) => ['url', 'servers', 'user', 'password_file', 'tls_ca_file', 'fleet_key_file', 'allow_plaintext'].includes(k))).toBe(true);
+    expect(Object.keys(nats!).every((k) => ['url', 'servers', 'user', 'password_file', 'tls_ca_file', 'fleet_key_file', 'allow_plaintext'].includes(k))).toBe(
+      true,
+    );
     expect(nats!.user).toMatch(/^hub-[abc]$/);
     expect(nats!.fleet_key_file).toBeTruthy();
     // Plain NATS only where the file says the network is private to this machine.

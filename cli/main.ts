@@ -2,7 +2,6 @@
 // that runs (one-shot verbs such as `status` run every second from status bars, so start-up stays
 // small: neither parsing nor help imports any verb's code).
 
-import { safeLines } from '../shared/terminal-text.js';
 import { flagsByVerb, parseArgv, UsageError, type Flags, type Parsed, type VerbMain, type VerbTable } from './args.js';
 import { handOver, type Handoff } from './handoff.js';
 import { VERB_FLAGS, VERB_TABLE } from './verb-table.js';
@@ -77,6 +76,8 @@ export async function run(argv: string[], handoff: Handoff = {}, table: VerbTabl
     // An ExitError (cli/local.ts, not imported here to keep start-up small) carries its exit code.
     const code = (e as { code?: unknown }).code;
     if (e instanceof Error && e.name === 'Error' && typeof code === 'number') {
+      // Loaded only here: help and the quick verbs start without it (verb-table-loading test).
+      const { safeLines } = await import('../shared/terminal-text.js');
       process.stderr.write(`tma: ${safeLines(e.message)}\n`);
       return code;
     }

@@ -116,9 +116,17 @@ export class AgentPane {
     await waitFor(
       () => {
         const s = this.screen();
-        const dialog = o.keepDialogs ? undefined : this.setup.dialogs?.find((d) => d.shown.test(s) && !this.answered.includes(d.shown.source));
+        // A dialog can paint before it reads keys (Codex's hook review, on a loaded machine): one
+        // still showing 3 s after its answer is answered again, at most three times.
+        const due = (d: { shown: RegExp }) => {
+          const sent = this.sentAt.get(d.shown.source);
+          return sent === undefined || (Date.now() - sent.at >= 3000 && sent.times < 3);
+        };
+        const dialog = o.keepDialogs ? undefined : this.setup.dialogs?.find((d) => d.shown.test(s) && due(d));
         if (dialog) {
-          this.answered.push(dialog.shown.source);
+          const sent = this.sentAt.get(dialog.shown.source);
+          if (!sent) this.answered.push(dialog.shown.source);
+          this.sentAt.set(dialog.shown.source, { at: Date.now(), times: (sent?.times ?? 0) + 1 });
           for (const k of dialog.keys) this.tmux.tmux('send-keys', '-t', this.pane, k);
         }
         if (s !== last) {
@@ -141,6 +149,8 @@ export class AgentPane {
 
   /** Start-up dialogs answered (their patterns), for the report. */
   answered: string[] = [];
+  /** When each start-up dialog was last answered, and how often. */
+  private readonly sentAt = new Map<string, { at: number; times: number }>();
   /** Enters pressed again because the first one did not submit the prompt. */
   enterAgain = 0;
 

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { FleetDocument } from '../../shared/fleet.js';
-import { killChildren } from '../support/children.js';
+import { killChildren, launchLogged } from '../support/children.js';
 import { freePort } from '../support/ports.js';
 import { REPO, ScratchTmux, tma, waitFor } from '../support/scratch-tmux.js';
 import { when } from '../support/when.js';
@@ -41,14 +41,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function launch(cmd: string, args: string[], extra: NodeJS.ProcessEnv): { child: ChildProcess; out(): string } {
-  const child = spawn(cmd, args, { env: { ...process.env, TMUX: '', TMUX_PANE: '', TMA_LOG_LEVEL: 'info', ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let text = '';
-  child.stdout.on('data', (d) => (text += d));
-  child.stderr.on('data', (d) => (text += d));
-  return { child, out: () => text };
-}
+const launch = (cmd: string, args: string[], env: NodeJS.ProcessEnv) => launchLogged(children, cmd, args, env);
 
 /** A machine that has never seen tma: its own HOME, node on PATH, no systemd user session. */
 function newHost(name: string): NodeJS.ProcessEnv {

@@ -4,12 +4,12 @@
 // is told in one line that the hub wants wss:// and a CA or a pin, instead of retrying on
 // "socket hang up" with no hint.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { killChildren } from '../support/children.js';
+import { killChildren, launchLogged } from '../support/children.js';
 import { freePort } from '../support/ports.js';
 import { REPO, tma, waitFor } from '../support/scratch-tmux.js';
 
@@ -22,17 +22,7 @@ afterEach(async () => {
   dir = '';
 });
 
-function launch(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; out(): string } {
-  const child = spawn(process.execPath, [join(REPO, 'bin/tma.js'), ...args], {
-    env: { ...process.env, TMUX: '', TMUX_PANE: '', TMA_LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (out += d));
-  return { child, out: () => out };
-}
+const launch = (args: string[], env: NodeJS.ProcessEnv) => launchLogged(children, process.execPath, [join(REPO, 'bin/tma.js'), ...args], env);
 
 const fingerprintOf = (stdout: string) => /^# SHA-256 fingerprint: ([0-9A-F:]{95})$/m.exec(stdout)?.[1];
 

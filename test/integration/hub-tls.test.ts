@@ -5,7 +5,7 @@
 // fleet CLI trusts the hub by CA or by fingerprint, and a renewed certificate is served after a
 // SIGHUP without a restart or a dropped link.
 
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ import { connect } from 'node:tls';
 import { afterEach, expect, it } from 'vitest';
 import { loadHubConfig } from '../../hub/config/config.js';
 import type { FleetDocument } from '../../shared/fleet.js';
-import { killChildren } from '../support/children.js';
+import { killChildren, launchLogged } from '../support/children.js';
 import { freePort } from '../support/ports.js';
 import { REPO, ScratchTmux, tma, waitFor } from '../support/scratch-tmux.js';
 
@@ -31,17 +31,7 @@ afterEach(async () => {
   dir = '';
 });
 
-function launch(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; out(): string } {
-  const child = spawn(process.execPath, [join(REPO, 'bin/tma.js'), ...args], {
-    env: { ...process.env, TMUX: '', TMUX_PANE: '', TMA_LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (out += d));
-  return { child, out: () => out };
-}
+const launch = (args: string[], env: NodeJS.ProcessEnv) => launchLogged(children, process.execPath, [join(REPO, 'bin/tma.js'), ...args], env);
 
 /** The SHA-256 of the certificate the hub presents, trusting only `ca`. */
 function presented(port: number, ca: string): Promise<string> {

@@ -5,14 +5,14 @@
 // collector of its own host: the hub shows each host's stand-in agent, read by the built-in
 // manifests. The executable runs with no node on PATH.
 
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { FleetDocument } from '../../shared/fleet.js';
-import { killChildren } from '../support/children.js';
+import { killChildren, launchLogged } from '../support/children.js';
 import { freePort } from '../support/ports.js';
 import { REPO, ScratchTmux, tma, waitFor } from '../support/scratch-tmux.js';
 import { when } from '../support/when.js';
@@ -34,18 +34,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function launch(cmd: string, args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; out(): string } {
-  const child = spawn(cmd, args, {
-    env: { ...process.env, TMUX: '', TMUX_PANE: '', TMA_LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    cwd: dir,
-  });
-  children.push(child);
-  let text = '';
-  child.stdout.on('data', (d) => (text += d));
-  child.stderr.on('data', (d) => (text += d));
-  return { child, out: () => text };
-}
+const launch = (cmd: string, args: string[], env: NodeJS.ProcessEnv) => launchLogged(children, cmd, args, env, dir);
 
 it('SHA256SUMS names the file and the executable with their digests', () => {
   const sums = readFileSync(join(out, 'SHA256SUMS'), 'utf8').trim().split('\n');

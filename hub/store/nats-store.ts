@@ -22,6 +22,7 @@ import { OwnedWriter } from '../nats/writer.js';
 import { AckedPublisher } from '../nats/acked-publish.js';
 import { applyHostWire, parseLivenessWire, parseOwnerWire, type HostWire, type OwnerWire } from '../nats/wire.js';
 import { checkRow, sealRow } from '../nats/row-check.js';
+import { checkStatus, sealStatus } from '../nats/status-check.js';
 
 export const REASON_LEASE_LAPSED = 'its hub stopped renewing its claim on the host';
 export const REASON_NATS_LOST = 'this hub lost NATS; showing what it last knew';
@@ -68,6 +69,8 @@ export class NatsFleetStore extends MemoryFleetStore {
   private leaseTimer: NodeJS.Timeout | null = null;
   /** Rows read from NATS and refused by row-check.ts (forged, malformed, or bound to another key). */
   private rowsRefused = 0;
+  /** Host statuses read from NATS and refused by status-check.ts. */
+  private statusesRefused = 0;
   private readonly rowKey: Buffer;
   /** Called when this hub's claim on a host is gone: the server ends that host's link. */
   onClaimLost: (host: string, reason: string) => void = () => undefined;
@@ -91,6 +94,7 @@ export class NatsFleetStore extends MemoryFleetStore {
       this.log,
       this.publisher,
       (key, incarnation, row) => sealRow(this.rowKey, key, this.hubId, incarnation, row),
+      (key, wire) => sealStatus(this.rowKey, key, wire),
     );
   }
 
@@ -126,12 +130,13 @@ export class NatsFleetStore extends MemoryFleetStore {
   }
 
   /** For `/healthz`: whether NATS is reachable, and the last revisions followed. */
-  natsHealth(): { connected: boolean; hosts_revision: number; rows_revision: number; rows_refused: number } {
+  natsHealth(): { connected: boolean; hosts_revision: number; rows_revision: number; rows_refused: number; statuses_refused: number } {
     return {
       connected: this.natsUp,
       hosts_revision: this.followings[0]?.revision() ?? 0,
       rows_revision: this.followings[1]?.revision() ?? 0,
       rows_refused: this.rowsRefused,
+      statuses_refused: this.statusesRefused,
     };
   }
 
@@ -172,8 +177,16 @@ export class NatsFleetStore extends MemoryFleetStore {
       if (w) this.owners.set(k.host, w);
       else this.owners.delete(k.host);
       this.leases.noteClaim(k.host, w, revision);
-    } else if (value) this.statuses.set(k.host, JSON.parse(dec.decode(value)) as HostWire);
-    else this.statuses.delete(k.host);
+    } else if (value) {
+      const c = checkStatus(this.rowKey, key, value);
+      if (!c.ok) {
+        // Refused: the host keeps the last status that verified (or stays unknown).
+        this.statusesRefused++;
+        this.log.warn({ key, host: k.host, reason: c.reason }, 'host status from NATS refused');
+        return;
+      }
+      this.statuses.set(k.host, c.wire);
+    } else this.statuses.delete(k.host);
     this.toRebuild.add(k.host);
     this.scheduleRebuild();
   }

@@ -12,7 +12,7 @@ import { startNats, TEST_FLEET_KEY, type NatsNode } from '../support/nats-server
 import { FakeCollector, SERVER, protoRow, until } from '../support/hub-fake-collector.js';
 import { TOKENS, startTestHub, testConfig, type TestHub } from '../support/hub-harness.js';
 import { LINK_PATH, mintToken } from '../../hub/notify/action-link.js';
-import { ownerKey, rowKey } from '../../hub/nats/keys.js';
+import { ownerKey, rowKey, statusKey } from '../../hub/nats/keys.js';
 
 let nats: NatsNode;
 let attacker: NatsConnection;
@@ -146,6 +146,30 @@ describe('someone who reaches NATS without the fleet secret', () => {
     });
     expect(await r.json()).toMatchObject({ outcome: 'sent' });
     expect(acts).toHaveLength(1);
+  });
+
+  it('cannot put a host status in the bucket that a follower shows or acts on', async () => {
+    const a = await hub();
+    const b = await hub();
+    await blockedPane(a, b);
+    const hosts = await new Kvm(attacker).open('tma-hosts');
+    const genuine = (await hosts.get(statusKey('build1')))!.json<Record<string, unknown>>();
+    // The owner's own status, its fields changed, with and without the MAC it carried.
+    const { m: _m, ...bare } = genuine;
+    const forged = { ...bare, collectorVersion: 'FORGED', actionsAllowed: ['approve', 'deny', 'interrupt', 'FORGED'] };
+    await hosts.put(statusKey('build1'), JSON.stringify(forged));
+    const rev = await hosts.put(statusKey('build1'), JSON.stringify({ ...forged, m: genuine.m }));
+    for (const h of [a, b]) await until(async () => (Number((await health(h)).nats.hosts_revision) >= rev ? true : undefined));
+    await new Promise((r) => setImmediate(r));
+    const shown = async (h: TestHub) =>
+      ((await (await h.get('/v1/agents')).json()) as { hosts: { host: string; collector_version: string | null; actions_allowed: string[] }[] }).hosts.find(
+        (x) => x.host === 'build1',
+      )!;
+    for (const h of [a, b]) {
+      expect((await shown(h)).collector_version).not.toBe('FORGED');
+      expect((await shown(h)).actions_allowed).not.toContain('FORGED');
+    }
+    expect((await health(b)).nats.statuses_refused).toBe(2);
   });
 
   it('cannot put a row in the bucket that a follower shows as what the pane asks', async () => {

@@ -2,12 +2,11 @@
 // subject it answers requests for its hosts on, and the shared slots. Started before the hub listens: a hub that
 // cannot reach NATS or list the fleet does not serve a partial one.
 
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { NatsConfig } from '../config/config.js';
 import type { HostTarget } from '../link/host-target.js';
-import { connectFleet, type FleetBuckets } from './connect.js';
+import { connectFleet, readCreds, type FleetBuckets } from './connect.js';
+import { hubScope, inboxPrefix, makeHubId } from './hub-identity.js';
 import { remoteTarget, serveHostRequests } from './host-route.js';
 import { NatsFleetStore } from '../store/nats-store.js';
 import { KvSlotBook } from './slots.js';
@@ -42,12 +41,12 @@ export async function startNatsFleet(
   cfg: NatsConfig,
   o: { clock: () => number; lostAfterMs: number; logger: Logger; sinks: NotifySinkConfig[] },
 ): Promise<NatsFleet> {
-  const hubId = `${hostname()
-    .replace(/[^A-Za-z0-9_-]/g, '_')
-    .slice(0, 40)}-${randomBytes(4).toString('hex')}`;
   // Before dialling: a hub without the fleet secret says what to configure, whatever NATS holds.
   const keys = fleetKeys(cfg.fleetKey);
-  const buckets = await connectFleet(cfg, `tma-hub ${hubId}`);
+  // Under a NATS user, the id and inboxes start with its name: the server's per-user rights.
+  const scope = hubScope(cfg, cfg.credsFile ? Buffer.from(readCreds(cfg.credsFile)).toString('utf8') : undefined);
+  const hubId = makeHubId(scope);
+  const buckets = await connectFleet(cfg, `tma-hub ${hubId}`, inboxPrefix(scope));
   const store = new NatsFleetStore({ buckets, hubId, rowKey: keys.rows, leaseMs: cfg.leaseMs, logger: o.logger, clock: o.clock, lostAfterMs: o.lostAfterMs });
   const jsm = await jetstreamManager(buckets.nc);
   const notifyLog = o.logger.child({ part: 'notify' });

@@ -11,6 +11,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { notificationKey, type FleetNotification } from '../../shared/notify.js';
 import type { NotifySinkConfig } from '../../hub/notify/sink-config.js';
+import { sinkConsumer } from '../../hub/nats/keys.js';
 import { FakeCollector, protoRow, SERVER, until } from '../support/hub-fake-collector.js';
 import { TOKENS, startTestHub, testConfig, type TestHub } from '../support/hub-harness.js';
 import { startNats, TEST_FLEET_KEY, type NatsNode } from '../support/nats-server.js';
@@ -18,6 +19,8 @@ import { startNats, TEST_FLEET_KEY, type NatsNode } from '../support/nats-server
 const DEPLOY = join(import.meta.dirname, '../../deploy/nats');
 const PASSWORDS = { TMA_NATS_HUB_A_PASSWORD: 'a-'.repeat(16), TMA_NATS_HUB_B_PASSWORD: 'b-'.repeat(16), TMA_NATS_HUB_C_PASSWORD: 'c-'.repeat(16) };
 const EPISODE = 1_796_000_000_000;
+/** The connection name of the test's own probe with hub-a's credentials: its refusals are expected. */
+const PROBE = 'rights-probe';
 
 let nats: NatsNode;
 let rx: Server;
@@ -182,9 +185,51 @@ describe('hubs under their own NATS users (deploy/nats/tma-account.conf)', { tim
     expect(acts.length - firedBefore).toBe(1);
   });
 
+  it('through a NATS restart the hubs resume, refused nothing but a best-effort cleanup', async () => {
+    await nats.restart();
+    const connected = async (h: TestHub) => ((await (await h.get('/healthz')).json()) as { nats: { connected: boolean } }).nats.connected;
+    await until(async () => ((await connected(a)) && (await connected(b)) ? true : undefined), 20_000);
+    const firedBefore = acts.length;
+    const r = await until(async () => {
+      const res = await fetch(`${a.url}/v1/act`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKENS.operator}` },
+        body: JSON.stringify({ host: 'build1', pane: '%1', action: 'approve' }),
+      });
+      const body = (await res.json()) as { outcome?: string };
+      return body.outcome === 'sent' ? body : undefined;
+    }, 20_000);
+    expect(r.outcome).toBe('sent');
+    expect(acts.length - firedBefore).toBe(1);
+    // Watches resumed: a change on b shows on a.
+    collectors[0]!.delta(2, [
+      protoRow({ pane: '%1', state: 'blocked', host: 'build1', episode_ms: EPISODE, since_ms: EPISODE, pending_summary: 'After the restart?' }),
+    ]);
+    await until(async () => {
+      const rows = ((await (await a.get('/v1/agents')).json()) as { agents: { pending_summary: string | null }[] }).agents;
+      return rows[0]?.pending_summary === 'After the restart?' ? true : undefined;
+    }, 20_000);
+    // The one refusal allowed: the notification list's ordered consumer deleting its old consumer
+    // on reset, which the client does best-effort (it lapses by itself in 5 min). Deleting consumers
+    // of tma-notify stays refused, so no user can delete the sinks' shared consumers.
+    const refusals = nats
+      .log()
+      .split('\n')
+      .filter((l) => /Violation/i.test(l) && !l.includes(PROBE))
+      .filter((l) => !/Publish Violation - User "hub-[ab]", Subject "\$JS\.API\.CONSUMER\.DELETE\.tma-notify\.[A-Za-z0-9]+_\d+"$/.test(l));
+    expect(refusals).toEqual([]);
+  });
+
   it("hub-a's credentials cannot listen on hub b's requests or inboxes, nor remove the buckets", async () => {
     // Used as hub a uses them: replies under its own inbox prefix.
-    const nc = await connect({ servers: nats.url, user: 'hub-a', pass: PASSWORDS.TMA_NATS_HUB_A_PASSWORD, reconnect: false, inboxPrefix: '_INBOX.hub-a' });
+    const nc = await connect({
+      servers: nats.url,
+      user: 'hub-a',
+      pass: PASSWORDS.TMA_NATS_HUB_A_PASSWORD,
+      reconnect: false,
+      inboxPrefix: '_INBOX.hub-a',
+      name: PROBE,
+    });
     conns.push(nc);
     const idB = await hubId(b);
     for (const subject of [`tma.act.${idB}`, 'tma.act.hub-b.>', 'tma.act.>', 'tma.>', '_INBOX.hub-b.>', '_INBOX.>', '>'])
@@ -196,6 +241,30 @@ describe('hubs under their own NATS users (deploy/nats/tma-account.conf)', { tim
       await expect(jsm.streams.delete(s), s).rejects.toThrow();
       await expect(jsm.streams.purge(s), s).rejects.toThrow();
     }
+    await expect(jsm.consumers.delete('tma-notify', sinkConsumer('ops'))).rejects.toThrow();
     expect((await jsm.streams.info('KV_tma-rows')).config.name).toBe('KV_tma-rows');
+    expect((await jsm.consumers.info('tma-notify', sinkConsumer('ops'))).name).toBe(sinkConsumer('ops'));
+  });
+
+  it('when hub b stops, hub a takes build1 over under its own rights', async () => {
+    const before = nats.log().split('\n').length;
+    collectors[0]!.ws.terminate();
+    await b.close();
+    hubs.splice(hubs.indexOf(b), 1);
+    const c = await FakeCollector.connect(a.url, TOKENS.build1);
+    collectors.push(c);
+    c.hello('build1');
+    expect((await c.next((f) => f.type === 'welcome' || f.type === 'error', 10_000)).type).toBe('welcome');
+    c.snapshot(1, [protoRow({ pane: '%2', state: 'blocked', host: 'build1', pending_summary: 'On hub a now?' })]);
+    await until(async () => {
+      const rows = ((await (await a.get('/v1/agents')).json()) as { agents: { pane: string; stale: boolean }[] }).agents;
+      return rows.length === 1 && rows[0]!.pane === '%2' && !rows[0]!.stale ? true : undefined;
+    }, 10_000);
+    const refusals = nats
+      .log()
+      .split('\n')
+      .slice(before)
+      .filter((l) => /Violation/i.test(l));
+    expect(refusals).toEqual([]);
   });
 });

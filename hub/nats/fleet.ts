@@ -68,11 +68,12 @@ export async function startNatsFleet(
   o.logger.info({ hub_id: hubId, servers: cfg.servers, replicas: cfg.replicas, lease_ms: cfg.leaseMs }, 'fleet on NATS: listed, following');
   let sub: { unsubscribe(): void } | null = null;
   let refused = 0;
+  const slots = new KvSlotBook(buckets.slots, hubId, o.clock, keys.rows);
   return {
     hubId,
     buckets,
     store,
-    slots: new KvSlotBook(buckets.slots, hubId, o.clock),
+    slots,
     notifyBook,
     notifyConsumers: new NotifyConsumers(jsm.jetstream(), jsm, notifyBook, notifyLog),
     nonces,
@@ -84,7 +85,7 @@ export async function startNatsFleet(
       const owner = store.ownerOf(host);
       return owner && owner !== hubId ? remoteTarget(buckets.nc, owner, host, (ask) => sealAsk(keys.act, ask, hubId, owner, o.clock())) : undefined;
     },
-    health: () => ({ ok: store.connected, nats: { hub_id: hubId, ...store.natsHealth(), requests_refused: refused } }),
+    health: () => ({ ok: store.connected, nats: { hub_id: hubId, ...store.natsHealth(), requests_refused: refused, slots_refused: slots.refused } }),
     async close() {
       // This hub's own hosts' last state and released claims go out before the connection ends.
       await store.settle(2000);

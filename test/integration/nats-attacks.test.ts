@@ -12,7 +12,7 @@ import { startNats, TEST_FLEET_KEY, type NatsNode } from '../support/nats-server
 import { FakeCollector, SERVER, protoRow, until } from '../support/hub-fake-collector.js';
 import { TOKENS, startTestHub, testConfig, type TestHub } from '../support/hub-harness.js';
 import { LINK_PATH, mintToken } from '../../hub/notify/action-link.js';
-import { ownerKey, rowKey, statusKey } from '../../hub/nats/keys.js';
+import { ownerKey, rowKey, slotKey, statusKey } from '../../hub/nats/keys.js';
 
 let nats: NatsNode;
 let attacker: NatsConnection;
@@ -170,6 +170,26 @@ describe('someone who reaches NATS without the fleet secret', () => {
       expect((await shown(h)).actions_allowed).not.toContain('FORGED');
     }
     expect((await health(b)).nats.statuses_refused).toBe(2);
+  });
+
+  it('cannot put a slot result in the bucket that a hub hands a caller instead of acting', async () => {
+    const a = await hub();
+    const b = await hub();
+    const { acts } = await blockedPane(a, b);
+    const slots = await new Kvm(attacker).open('tma-slots');
+    const forged = { schema: 1, action: 'approve', pane: '%1', outcome: 'sent', exit_code: 0, reason: 'FORGED', host: 'build1', server: SERVER };
+    await slots.put(slotKey('build1', 'olga-1'), JSON.stringify({ hub: 'x', at_ms: Date.now(), result: forged }));
+    const r = await fetch(`${b.url}/v1/act`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKENS.operator}` },
+      body: JSON.stringify({ host: 'build1', pane: '%1', action: 'approve', slot: 'olga-1' }),
+    });
+    const body = (await r.json()) as { outcome: string; reason: string | null };
+    // The host was asked (once) and its answer is what the caller got.
+    expect(body.reason).not.toBe('FORGED');
+    expect(body.outcome).toBe('sent');
+    expect(acts).toHaveLength(1);
+    expect(Number((await health(b)).nats.slots_refused)).toBeGreaterThan(0);
   });
 
   it('cannot put a row in the bucket that a follower shows as what the pane asks', async () => {

@@ -12,7 +12,7 @@ import { startNats, TEST_FLEET_KEY, type NatsNode } from '../support/nats-server
 import { FakeCollector, SERVER, protoRow, until } from '../support/hub-fake-collector.js';
 import { TOKENS, startTestHub, testConfig, type TestHub } from '../support/hub-harness.js';
 import { LINK_PATH, mintToken } from '../../hub/notify/action-link.js';
-import { ownerKey, rowKey, slotKey, statusKey } from '../../hub/nats/keys.js';
+import { livenessKey, ownerKey, rowKey, slotKey, statusKey } from '../../hub/nats/keys.js';
 
 let nats: NatsNode;
 let attacker: NatsConnection;
@@ -170,6 +170,33 @@ describe('someone who reaches NATS without the fleet secret', () => {
       expect((await shown(h)).actions_allowed).not.toContain('FORGED');
     }
     expect((await health(b)).nats.statuses_refused).toBe(2);
+  });
+
+  it('cannot take a host over with a claim and a liveness of its own in the bucket', async () => {
+    const a = await hub();
+    const b = await hub();
+    const { c, acts } = await blockedPane(a, b);
+    const hosts = await new Kvm(attacker).open('tma-hosts');
+    const holder = (await hosts.get(ownerKey('build1')))!.json<{ hub: string }>().hub;
+    // A hub of its own, live for an hour, now named as build1's holder: its requests would come here.
+    const heard: string[] = [];
+    const sub = attacker.subscribe('tma.act.evil', { callback: (_e, m) => void heard.push(m.string()) });
+    await hosts.put(livenessKey('evil'), JSON.stringify({ hub: 'evil', until_ms: Date.now() + 3_600_000 }));
+    const rev = await hosts.put(ownerKey('build1'), JSON.stringify({ hub: 'evil', until_ms: Date.now() + 3_600_000, hub_lease: true }));
+    for (const h of [a, b]) await until(async () => (Number((await health(h)).nats.hosts_revision) >= rev ? true : undefined));
+    // The holder writes its own claim again; the link it holds stays up.
+    await until(async () => ((await hosts.get(ownerKey('build1')))!.json<{ hub: string }>().hub === holder ? true : undefined));
+    expect(c.ws.readyState).toBe(c.ws.OPEN);
+    const r = await fetch(`${b.url}/v1/act`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKENS.operator}` },
+      body: JSON.stringify({ host: 'build1', pane: '%1', action: 'approve' }),
+    });
+    expect(await r.json()).toMatchObject({ outcome: 'sent' });
+    expect(acts).toHaveLength(1);
+    expect(heard).toEqual([]);
+    sub.unsubscribe();
+    expect(Number((await health(b)).nats.claims_refused)).toBe(2);
   });
 
   it('cannot put a slot result in the bucket that a hub hands a caller instead of acting', async () => {

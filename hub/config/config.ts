@@ -85,7 +85,7 @@ const hubSchema = z.strictObject({
         .min(1)
         .optional(),
       creds_file: z.string().min(1).optional(),
-      /** A NATS user of the server's `authorization` block (deploy/nats/hub-users.conf), with its password file. */
+      /** A NATS user (deploy/nats/tma-account.conf) and its password file; the hub's id and inboxes start with the user's name. */
       user: z.string().min(1).max(128).optional(),
       password_file: z.string().min(1).optional(),
       /** The CA that signed the NATS servers' certificates: the connection is TLS, verified against it. */

@@ -26,7 +26,8 @@ export class AckedPublisher {
     private readonly nc: NatsConnection,
     private readonly timeoutMs = 5000,
   ) {
-    this.prefix = `${createInbox()}.`;
+    // Under the connection's own inbox prefix: a server may let this hub subscribe to no other.
+    this.prefix = `${createInbox((nc as { options?: { inboxPrefix?: string } }).options?.inboxPrefix)}.`;
     this.sub = nc.subscribe(`${this.prefix}*`, { callback: (_err, m) => this.reply(m) });
     this.timer = setInterval(() => this.sweep(), SWEEP_MS);
     this.timer.unref();

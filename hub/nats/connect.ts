@@ -27,7 +27,7 @@ export const NOTIFY_KEEP_MS = 7 * 24 * 3_600_000;
 /** Longer than any action link lives (`action_ttl_secs` is at most a day): a used nonce outlives its link. */
 const NONCE_MAX_AGE_MS = 25 * 3_600_000;
 
-function readCreds(file: string): Uint8Array {
+export function readCreds(file: string): Uint8Array {
   try {
     return readFileSync(file);
   } catch (e) {
@@ -35,7 +35,8 @@ function readCreds(file: string): Uint8Array {
   }
 }
 
-export async function connectFleet(cfg: NatsConfig, name: string): Promise<FleetBuckets> {
+/** `inbox`: this hub's reply prefix (hub-identity.ts), so a server can give each hub its own inboxes only. */
+export async function connectFleet(cfg: NatsConfig, name: string, inbox?: string): Promise<FleetBuckets> {
   const nc = await connect({
     servers: cfg.servers,
     name,
@@ -47,6 +48,7 @@ export async function connectFleet(cfg: NatsConfig, name: string): Promise<Fleet
     // Without this the client builds two Error objects (for async stack traces) on every request,
     // i.e. on every KV write: 11.6% of a loaded hub's CPU in issue 32's profile.
     noAsyncTraces: true,
+    ...(inbox ? { inboxPrefix: inbox } : {}),
     ...(cfg.credsFile ? { authenticator: credsAuthenticator(readCreds(cfg.credsFile)) } : {}),
     ...(cfg.user ? { user: cfg.user.name, pass: cfg.user.password } : {}),
     ...(cfg.tlsCaFile ? { tls: { caFile: cfg.tlsCaFile } } : {}),

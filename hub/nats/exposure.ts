@@ -30,7 +30,7 @@ export function exposureRefusal(e: Exposure): string | null {
   const off = e.servers.filter((s) => !onLoopback(s));
   if (off.length === 0) return null;
   if (!e.authRequired && !e.allowUnauthenticated) {
-    return `NATS at ${off.join(', ')} is off this machine and asks no credentials, so anyone reaching it can act as a hub: give it users (deploy/nats/hub-users.conf) and set [nats] user/password_file or creds_file, or set allow_unauthenticated = true to accept that`;
+    return `NATS at ${off.join(', ')} is off this machine and asks no credentials, so anyone reaching it can act as a hub: give it users (deploy/nats/tma-account.conf) and set [nats] user/password_file or creds_file, or set allow_unauthenticated = true to accept that`;
   }
   if (!e.tls && !e.allowPlaintext) {
     return `NATS at ${off.join(', ')} is off this machine and reached without TLS: set [nats] tls_ca_file (or tls:// servers), or set allow_plaintext = true to accept that`;

@@ -2,12 +2,11 @@
 // subject it answers requests for its hosts on, and the shared slots. Started before the hub listens: a hub that
 // cannot reach NATS or list the fleet does not serve a partial one.
 
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { NatsConfig } from '../config/config.js';
 import type { HostTarget } from '../link/host-target.js';
-import { connectFleet, type FleetBuckets } from './connect.js';
+import { connectFleet, readCreds, type FleetBuckets } from './connect.js';
+import { hubScope, inboxPrefix, makeHubId } from './hub-identity.js';
 import { remoteTarget, serveHostRequests } from './host-route.js';
 import { NatsFleetStore } from '../store/nats-store.js';
 import { KvSlotBook } from './slots.js';
@@ -42,12 +41,12 @@ export async function startNatsFleet(
   cfg: NatsConfig,
   o: { clock: () => number; lostAfterMs: number; logger: Logger; sinks: NotifySinkConfig[] },
 ): Promise<NatsFleet> {
-  const hubId = `${hostname()
-    .replace(/[^A-Za-z0-9_-]/g, '_')
-    .slice(0, 40)}-${randomBytes(4).toString('hex')}`;
   // Before dialling: a hub without the fleet secret says what to configure, whatever NATS holds.
   const keys = fleetKeys(cfg.fleetKey);
-  const buckets = await connectFleet(cfg, `tma-hub ${hubId}`);
+  // Under a NATS user, the id and inboxes start with its name: the server's per-user rights.
+  const scope = hubScope(cfg, cfg.credsFile ? Buffer.from(readCreds(cfg.credsFile)).toString('utf8') : undefined);
+  const hubId = makeHubId(scope);
+  const buckets = await connectFleet(cfg, `tma-hub ${hubId}`, inboxPrefix(scope));
   const store = new NatsFleetStore({ buckets, hubId, rowKey: keys.rows, leaseMs: cfg.leaseMs, logger: o.logger, clock: o.clock, lostAfterMs: o.lostAfterMs });
   const jsm = await jetstreamManager(buckets.nc);
   const notifyLog = o.logger.child({ part: 'notify' });
@@ -69,11 +68,12 @@ export async function startNatsFleet(
   o.logger.info({ hub_id: hubId, servers: cfg.servers, replicas: cfg.replicas, lease_ms: cfg.leaseMs }, 'fleet on NATS: listed, following');
   let sub: { unsubscribe(): void } | null = null;
   let refused = 0;
+  const slots = new KvSlotBook(buckets.slots, hubId, o.clock, keys.rows);
   return {
     hubId,
     buckets,
     store,
-    slots: new KvSlotBook(buckets.slots, hubId, o.clock),
+    slots,
     notifyBook,
     notifyConsumers: new NotifyConsumers(jsm.jetstream(), jsm, notifyBook, notifyLog),
     nonces,
@@ -85,7 +85,7 @@ export async function startNatsFleet(
       const owner = store.ownerOf(host);
       return owner && owner !== hubId ? remoteTarget(buckets.nc, owner, host, (ask) => sealAsk(keys.act, ask, hubId, owner, o.clock())) : undefined;
     },
-    health: () => ({ ok: store.connected, nats: { hub_id: hubId, ...store.natsHealth(), requests_refused: refused } }),
+    health: () => ({ ok: store.connected, nats: { hub_id: hubId, ...store.natsHealth(), requests_refused: refused, slots_refused: slots.refused } }),
     async close() {
       // This hub's own hosts' last state and released claims go out before the connection ends.
       await store.settle(2000);

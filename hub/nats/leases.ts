@@ -13,7 +13,16 @@
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { livenessKey, ownerKey } from './keys.js';
-import { parseOwnerWire, type LivenessWire, type OwnerWire } from './wire.js';
+import { parseLivenessWire, parseOwnerWire, type LivenessWire, type OwnerWire } from './wire.js';
+import { UNSEALED, type ValueSeal } from './claim-seal.js';
+
+const ownerOrNull = (v: unknown): OwnerWire | null => {
+  try {
+    return parseOwnerWire(JSON.stringify(v));
+  } catch {
+    return null;
+  }
+};
 
 const isConflict = (e: unknown): boolean => /wrong last sequence|key exists/i.test((e as Error).message ?? '');
 
@@ -44,7 +53,26 @@ export class Leases {
     private readonly logger: Logger,
     /** The claim is gone (taken by another hub): the host's link must end. */
     private readonly onLost: (host: string, reason: string) => void,
+    /** Claims and liveness as written and read: MAC'd with the fleet key (claim-seal.ts). */
+    private readonly sealer: ValueSeal = UNSEALED,
   ) {}
+
+  /** A claim's text as read, or null when it does not verify or is not a claim. */
+  readClaim(kvKey: string, text: string): OwnerWire | null {
+    const v = this.sealer.open(kvKey, text);
+    return v === null ? null : (ownerOrNull(v) ?? null);
+  }
+
+  /** A liveness key's text as read, or null when it does not verify or is not one. */
+  readLiveness(kvKey: string, text: string): LivenessWire | null {
+    const v = this.sealer.open(kvKey, text);
+    if (v === null) return null;
+    try {
+      return parseLivenessWire(JSON.stringify(v));
+    } catch {
+      return null;
+    }
+  }
 
   /** Write this hub's liveness once (awaited: no claim before it stands), then keep it up. */
   async start(): Promise<void> {
@@ -64,7 +92,7 @@ export class Leases {
     const w: LivenessWire = { hub: this.hubId, until_ms: until };
     try {
       this.writes.liveness++;
-      await this.kv.put(livenessKey(this.hubId), JSON.stringify(w));
+      await this.kv.put(livenessKey(this.hubId), this.sealer.seal(livenessKey(this.hubId), w));
       this.liveUntil = Math.max(this.liveUntil, until);
     } catch (e) {
       if (mustLand) throw e;
@@ -116,16 +144,17 @@ export class Leases {
     );
   }
 
-  private text(): string {
+  private text(key: string): string {
     const w: OwnerWire = { hub: this.hubId, until_ms: this.clock() + this.leaseMs, hub_lease: true };
-    return JSON.stringify(w);
+    return this.sealer.seal(key, w);
   }
 
   /** Claim `host`: true when this hub holds it now; false when a standing claim of another hub does. */
   async claim(host: string): Promise<boolean> {
     const key = ownerKey(host);
     const cur = await this.kv.get(key);
-    const w = cur && cur.operation === 'PUT' ? parseOwnerWire(cur.string()) : null;
+    // One that does not verify stands for nothing: it is overwritten like a lapsed one.
+    const w = cur && cur.operation === 'PUT' ? this.readClaim(key, cur.string()) : null;
     if (cur && w?.hub === this.hubId) {
       // Ours already (a write whose reply was lost, or the link came back): nothing to write.
       this.held.set(host, cur.revision);
@@ -134,14 +163,14 @@ export class Leases {
     if (w && this.stands(w)) return false;
     try {
       this.writes.claims++;
-      const revision = cur ? await this.kv.update(key, this.text(), cur.revision) : await this.kv.create(key, this.text());
+      const revision = cur ? await this.kv.update(key, this.text(key), cur.revision) : await this.kv.create(key, this.text(key));
       this.held.set(host, Math.max(revision, this.held.get(host) ?? 0));
       return true;
     } catch (e) {
       // A conflict, or a timeout: either may hide our own write, landed. Read it back.
       const back = await this.kv.get(key).catch(() => undefined);
       if (back === undefined) throw e;
-      const bw = back && back.operation === 'PUT' ? parseOwnerWire(back.string()) : null;
+      const bw = back && back.operation === 'PUT' ? this.readClaim(key, back.string()) : null;
       if (back && bw?.hub === this.hubId) {
         this.held.set(host, back.revision);
         return true;

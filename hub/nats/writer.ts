@@ -14,7 +14,7 @@ import type { HostRecord } from '../store/host-record.js';
 import type { RowEntry } from '../store/pieces.js';
 import { HOSTS_BUCKET, ROWS_BUCKET, rowKey, statusKey } from './keys.js';
 import type { AckedPublisher } from './acked-publish.js';
-import { hostWire, wireShape, type RowWire } from './wire.js';
+import { hostWire, wireShape, type HostWire, type RowWire } from './wire.js';
 import type { ProtocolRow } from '../../shared/row.js';
 
 const CLOCK_REFRESH_MS = 1000;
@@ -54,6 +54,8 @@ export class OwnedWriter {
     private readonly publisher?: AckedPublisher,
     /** The row as written: sealed with the fleet's row key (row-check.ts), so followers can check it. */
     private readonly seal: (key: string, incarnation: string, row: ProtocolRow) => RowWire = (_k, i, r) => ({ i, r }),
+    /** The status as written: sealed the same way (status-check.ts). */
+    private readonly sealStatus: (key: string, wire: HostWire) => object = (_k, w) => w,
   ) {}
 
   private putRow(key: string, text: string): Promise<unknown> {
@@ -148,7 +150,8 @@ export class OwnedWriter {
     await Promise.all(puts);
     w.rows = now;
     if (shape !== w.shape || at - w.at >= CLOCK_REFRESH_MS) {
-      await this.putStatus(statusKey(host), JSON.stringify(wire));
+      const key = statusKey(host);
+      await this.putStatus(key, JSON.stringify(this.sealStatus(key, wire)));
       w.shape = shape;
       w.at = at;
     } else if (!this.refreshing.has(host)) {

@@ -20,8 +20,10 @@ import { ownerKey, parseHostKey, parseRowKey, rowKey, statusKey } from '../nats/
 import { Leases } from '../nats/leases.js';
 import { OwnedWriter } from '../nats/writer.js';
 import { AckedPublisher } from '../nats/acked-publish.js';
-import { applyHostWire, parseLivenessWire, parseOwnerWire, type HostWire, type OwnerWire } from '../nats/wire.js';
+import { applyHostWire, type HostWire, type OwnerWire } from '../nats/wire.js';
 import { checkRow, sealRow } from '../nats/row-check.js';
+import { checkStatus, sealStatus } from '../nats/status-check.js';
+import { fleetSeal } from '../nats/claim-seal.js';
 
 export const REASON_LEASE_LAPSED = 'its hub stopped renewing its claim on the host';
 export const REASON_NATS_LOST = 'this hub lost NATS; showing what it last knew';
@@ -68,6 +70,10 @@ export class NatsFleetStore extends MemoryFleetStore {
   private leaseTimer: NodeJS.Timeout | null = null;
   /** Rows read from NATS and refused by row-check.ts (forged, malformed, or bound to another key). */
   private rowsRefused = 0;
+  /** Host statuses read from NATS and refused by status-check.ts. */
+  private statusesRefused = 0;
+  /** Claims and hub liveness read from NATS and refused by claim-seal.ts. */
+  private claimsRefused = 0;
   private readonly rowKey: Buffer;
   /** Called when this hub's claim on a host is gone: the server ends that host's link. */
   onClaimLost: (host: string, reason: string) => void = () => undefined;
@@ -78,7 +84,7 @@ export class NatsFleetStore extends MemoryFleetStore {
     this.hubId = o.hubId;
     this.rowKey = o.rowKey;
     this.log = o.logger.child({ nats: o.hubId });
-    this.leases = new Leases(o.buckets.hosts, o.hubId, o.leaseMs, this.clock, this.log, (host, reason) => this.onClaimLost(host, reason));
+    this.leases = new Leases(o.buckets.hosts, o.hubId, o.leaseMs, this.clock, this.log, (host, reason) => this.onClaimLost(host, reason), fleetSeal(o.rowKey));
     this.publisher = new AckedPublisher(o.buckets.nc);
     this.writer = new OwnedWriter(
       o.buckets.rows,
@@ -91,6 +97,7 @@ export class NatsFleetStore extends MemoryFleetStore {
       this.log,
       this.publisher,
       (key, incarnation, row) => sealRow(this.rowKey, key, this.hubId, incarnation, row),
+      (key, wire) => sealStatus(this.rowKey, key, wire),
     );
   }
 
@@ -126,12 +133,14 @@ export class NatsFleetStore extends MemoryFleetStore {
   }
 
   /** For `/healthz`: whether NATS is reachable, and the last revisions followed. */
-  natsHealth(): { connected: boolean; hosts_revision: number; rows_revision: number; rows_refused: number } {
+  natsHealth(): { connected: boolean; hosts_revision: number; rows_revision: number; rows_refused: number; statuses_refused: number; claims_refused: number } {
     return {
       connected: this.natsUp,
       hosts_revision: this.followings[0]?.revision() ?? 0,
       rows_revision: this.followings[1]?.revision() ?? 0,
       rows_refused: this.rowsRefused,
+      statuses_refused: this.statusesRefused,
+      claims_refused: this.claimsRefused,
     };
   }
 
@@ -163,19 +172,37 @@ export class NatsFleetStore extends MemoryFleetStore {
     const k = parseHostKey(key);
     if (!k) return;
     if (k.kind === 'l') {
-      // A hub's liveness: its followed hosts are rechecked by the lease timer.
-      this.leases.noteLiveness(k.host, value ? parseLivenessWire(dec.decode(value)) : null);
+      // A hub's liveness: its followed hosts are rechecked by the lease timer. One that does not
+      // verify is ignored: the hub's last verified liveness stands until it runs out.
+      const w = value ? this.leases.readLiveness(key, dec.decode(value)) : null;
+      if (value && !w) return this.refusedClaim(key, k.host);
+      this.leases.noteLiveness(k.host, w);
       return;
     }
     if (k.kind === 'o') {
-      const w = value ? parseOwnerWire(dec.decode(value)) : null;
+      // One that does not verify reads as no claim: the owner, if live, writes its own again.
+      const w = value ? this.leases.readClaim(key, dec.decode(value)) : null;
+      if (value && !w) this.refusedClaim(key, k.host);
       if (w) this.owners.set(k.host, w);
       else this.owners.delete(k.host);
       this.leases.noteClaim(k.host, w, revision);
-    } else if (value) this.statuses.set(k.host, JSON.parse(dec.decode(value)) as HostWire);
-    else this.statuses.delete(k.host);
+    } else if (value) {
+      const c = checkStatus(this.rowKey, key, value);
+      if (!c.ok) {
+        // Refused: the host keeps the last status that verified (or stays unknown).
+        this.statusesRefused++;
+        this.log.warn({ key, host: k.host, reason: c.reason }, 'host status from NATS refused');
+        return;
+      }
+      this.statuses.set(k.host, c.wire);
+    } else this.statuses.delete(k.host);
     this.toRebuild.add(k.host);
     this.scheduleRebuild();
+  }
+
+  private refusedClaim(key: string, host: string): void {
+    this.claimsRefused++;
+    this.log.warn({ key, host }, 'claim or liveness from NATS refused: no fleet MAC that verifies');
   }
 
   private rowEntryIn(key: string, value: Uint8Array | null): void {

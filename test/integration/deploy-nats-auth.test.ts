@@ -60,8 +60,10 @@ it('every node config of deploy/nats loads with its TLS pair and the passwords g
   for (const n of ['a', 'b', 'c']) {
     const conf = join(dir, `nats-${n}.conf`);
     const text = readFileSync(join(DEPLOY, `nats-${n}.conf`), 'utf8')
-      .replace(`/etc/nats/tls/nats-${n}.crt`, join(dir, 'c'))
-      .replace(`/etc/nats/tls/nats-${n}.key`, join(dir, 'k'))
+      // The node's pair serves clients and routes; the CA (here the pair itself) checks routes.
+      .replaceAll(`/etc/nats/tls/nats-${n}.crt`, join(dir, 'c'))
+      .replaceAll(`/etc/nats/tls/nats-${n}.key`, join(dir, 'k'))
+      .replace('/etc/nats/tls/ca.crt', join(dir, 'c'))
       .replace('include ./tma-account.conf', `include "${relative(dir, join(DEPLOY, 'tma-account.conf'))}"`);
     expect(text).toContain('tma-account.conf');
     writeFileSync(conf, text);

@@ -12,7 +12,7 @@ import { startNats, TEST_FLEET_KEY, type NatsNode } from '../support/nats-server
 import { FakeCollector, SERVER, protoRow, until } from '../support/hub-fake-collector.js';
 import { TOKENS, startTestHub, testConfig, type TestHub } from '../support/hub-harness.js';
 import { LINK_PATH, mintToken } from '../../hub/notify/action-link.js';
-import { ownerKey, rowKey } from '../../hub/nats/keys.js';
+import { livenessKey, ownerKey, rowKey, slotKey, statusKey } from '../../hub/nats/keys.js';
 
 let nats: NatsNode;
 let attacker: NatsConnection;
@@ -146,6 +146,77 @@ describe('someone who reaches NATS without the fleet secret', () => {
     });
     expect(await r.json()).toMatchObject({ outcome: 'sent' });
     expect(acts).toHaveLength(1);
+  });
+
+  it('cannot put a host status in the bucket that a follower shows or acts on', async () => {
+    const a = await hub();
+    const b = await hub();
+    await blockedPane(a, b);
+    const hosts = await new Kvm(attacker).open('tma-hosts');
+    const genuine = (await hosts.get(statusKey('build1')))!.json<Record<string, unknown>>();
+    // The owner's own status, its fields changed, with and without the MAC it carried.
+    const { m: _m, ...bare } = genuine;
+    const forged = { ...bare, collectorVersion: 'FORGED', actionsAllowed: ['approve', 'deny', 'interrupt', 'FORGED'] };
+    await hosts.put(statusKey('build1'), JSON.stringify(forged));
+    const rev = await hosts.put(statusKey('build1'), JSON.stringify({ ...forged, m: genuine.m }));
+    for (const h of [a, b]) await until(async () => (Number((await health(h)).nats.hosts_revision) >= rev ? true : undefined));
+    await new Promise((r) => setImmediate(r));
+    const shown = async (h: TestHub) =>
+      ((await (await h.get('/v1/agents')).json()) as { hosts: { host: string; collector_version: string | null; actions_allowed: string[] }[] }).hosts.find(
+        (x) => x.host === 'build1',
+      )!;
+    for (const h of [a, b]) {
+      expect((await shown(h)).collector_version).not.toBe('FORGED');
+      expect((await shown(h)).actions_allowed).not.toContain('FORGED');
+    }
+    expect((await health(b)).nats.statuses_refused).toBe(2);
+  });
+
+  it('cannot take a host over with a claim and a liveness of its own in the bucket', async () => {
+    const a = await hub();
+    const b = await hub();
+    const { c, acts } = await blockedPane(a, b);
+    const hosts = await new Kvm(attacker).open('tma-hosts');
+    const holder = (await hosts.get(ownerKey('build1')))!.json<{ hub: string }>().hub;
+    // A hub of its own, live for an hour, now named as build1's holder: its requests would come here.
+    const heard: string[] = [];
+    const sub = attacker.subscribe('tma.act.evil', { callback: (_e, m) => void heard.push(m.string()) });
+    await hosts.put(livenessKey('evil'), JSON.stringify({ hub: 'evil', until_ms: Date.now() + 3_600_000 }));
+    const rev = await hosts.put(ownerKey('build1'), JSON.stringify({ hub: 'evil', until_ms: Date.now() + 3_600_000, hub_lease: true }));
+    for (const h of [a, b]) await until(async () => (Number((await health(h)).nats.hosts_revision) >= rev ? true : undefined));
+    // The holder writes its own claim again; the link it holds stays up.
+    await until(async () => ((await hosts.get(ownerKey('build1')))!.json<{ hub: string }>().hub === holder ? true : undefined));
+    expect(c.ws.readyState).toBe(c.ws.OPEN);
+    const r = await fetch(`${b.url}/v1/act`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKENS.operator}` },
+      body: JSON.stringify({ host: 'build1', pane: '%1', action: 'approve' }),
+    });
+    expect(await r.json()).toMatchObject({ outcome: 'sent' });
+    expect(acts).toHaveLength(1);
+    expect(heard).toEqual([]);
+    sub.unsubscribe();
+    expect(Number((await health(b)).nats.claims_refused)).toBe(2);
+  });
+
+  it('cannot put a slot result in the bucket that a hub hands a caller instead of acting', async () => {
+    const a = await hub();
+    const b = await hub();
+    const { acts } = await blockedPane(a, b);
+    const slots = await new Kvm(attacker).open('tma-slots');
+    const forged = { schema: 1, action: 'approve', pane: '%1', outcome: 'sent', exit_code: 0, reason: 'FORGED', host: 'build1', server: SERVER };
+    await slots.put(slotKey('build1', 'olga-1'), JSON.stringify({ hub: 'x', at_ms: Date.now(), result: forged }));
+    const r = await fetch(`${b.url}/v1/act`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKENS.operator}` },
+      body: JSON.stringify({ host: 'build1', pane: '%1', action: 'approve', slot: 'olga-1' }),
+    });
+    const body = (await r.json()) as { outcome: string; reason: string | null };
+    // The host was asked (once) and its answer is what the caller got.
+    expect(body.reason).not.toBe('FORGED');
+    expect(body.outcome).toBe('sent');
+    expect(acts).toHaveLength(1);
+    expect(Number((await health(b)).nats.slots_refused)).toBeGreaterThan(0);
   });
 
   it('cannot put a row in the bucket that a follower shows as what the pane asks', async () => {

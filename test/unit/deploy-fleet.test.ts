@@ -102,13 +102,17 @@ describe('deploy/fleet-compose.yaml', () => {
     expect(Object.keys(doc.services).sort()).toEqual(['hub-a', 'hub-b', 'hub-c', 'nats-a', 'nats-b', 'nats-c']);
   });
 
-  it('clusters the NATS nodes with JetStream, each routing to the other two', () => {
+  it('clusters the NATS nodes with JetStream, each routing to the other two with the route password', () => {
+    // The password compose interpolates, refusing to start without it (${VAR:?message}).
+    const creds = 'tma-route:${TMA_NATS_ROUTE_PASSWORD:?set TMA_NATS_ROUTE_PASSWORD}@';
     for (const n of ['a', 'b', 'c']) {
       const cmd = doc.services[`nats-${n}`]!.command!;
       expect(cmd).toContain('--jetstream');
       expect(cmd[cmd.indexOf('--name') + 1]).toBe(`nats-${n}`);
+      // The cluster port asks the same user and password of every route.
+      expect(cmd[cmd.indexOf('--cluster') + 1]).toBe(`nats://${creds}0.0.0.0:6222`);
       const routes = cmd[cmd.indexOf('--routes') + 1]!.split(',');
-      expect(routes.sort()).toEqual(['a', 'b', 'c'].filter((m) => m !== n).map((m) => `nats://nats-${m}:6222`));
+      expect(routes.sort()).toEqual(['a', 'b', 'c'].filter((m) => m !== n).map((m) => `nats://${creds}nats-${m}:6222`));
     }
   });
 

@@ -4,12 +4,12 @@
 // every local verb that prints a pane's fields: no byte a terminal would act on reaches stdout or
 // stderr, and the hostile fields do show (escaped), so a verb that printed nothing would not pass.
 
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVIL, EVIL_RAW_PARTS, RAW, verbsCovered } from '../support/hostile-text.js';
-import { FIXTURES, REPO, ScratchTmux, tma, type CliResult } from '../support/scratch-tmux.js';
+import { EVIL, EVIL_RAW_PARTS, onTerminal, RAW, verbsCovered } from '../support/hostile-text.js';
+import { FIXTURES, ScratchTmux, tma, type CliResult } from '../support/scratch-tmux.js';
 
 // tmux itself shows C0 in a session name as octal; bidi overrides and isolates pass through.
 const SESSION = 's\u202egnp.exe\u2066x';
@@ -60,20 +60,6 @@ beforeAll(async () => {
 afterAll(() => t?.kill());
 
 const run = (args: string[], timeoutMs?: number): Promise<CliResult> => tma(['-L', t.name, ...args], { env, timeoutMs });
-
-/** A view (watch, the picker) on a real pseudo-terminal (script(1)), ended after `secs`; all it painted. */
-function onTerminal(args: string[], secs: number): Promise<CliResult> {
-  const cmd = [process.execPath, join(REPO, 'bin/tma.js'), '-L', t.name, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  return new Promise<CliResult>((done) => {
-    const child = spawn('timeout', ['-s', 'TERM', String(secs), 'script', '-q', '-f', '-c', cmd, '/dev/null'], {
-      env: { ...process.env, ...env, TMUX: '', TMUX_PANE: '', TERM: 'xterm-256color' },
-    });
-    let stdout = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
-    child.on('close', (code) => done({ code: code ?? 1, stdout, stderr: '' }));
-    child.stdin.end();
-  });
-}
 
 interface Case {
   args: string[];
@@ -132,7 +118,7 @@ describe('local verbs: hostile pane text never reaches a terminal raw', () => {
   // A view paints its own escapes: what must not arrive is any piece of a hostile field, raw.
   for (const v of [['watch'], ['watch', '--table'], ['pick'], ['act', '--menu', '--pane', '%PANE']])
     it(`tma ${v.join(' ')} on a terminal`, async () => {
-      const r = await onTerminal(withPane(v), 5);
+      const r = await onTerminal(['-L', t.name, ...withPane(v)], env, 5);
       expect(r.stdout, 'the view painted the hostile row, escaped').toMatch(/\\u202e|\\x1b/);
       for (const part of EVIL_RAW_PARTS) expect(r.stdout.includes(part), JSON.stringify(part)).toBe(false);
     });

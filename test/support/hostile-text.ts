@@ -1,3 +1,7 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { REPO, type CliResult } from './scratch-tmux.js';
+
 // What the terminal-hostile tests send and look for, and which verb each covers. Every verb of
 // cli/verb-table.ts has a line in VERB_COVERAGE (test/unit/hostile-verb-coverage.test.ts pins it
 // against the table): a verb added later fails until someone says where its printed fields are
@@ -53,4 +57,21 @@ export function verbsCovered(kind: 'fleet' | 'local'): string[] {
   return Object.entries(VERB_COVERAGE)
     .filter(([, c]) => c === 'fleet+local' || c === kind)
     .map(([v]) => v);
+}
+
+/**
+ * `tma <args>` on a real pseudo-terminal (script(1)), ended after `secs`: all it wrote. For the
+ * views (watch, the picker, the act menu) and the table form of ls, which need a terminal.
+ */
+export function onTerminal(args: string[], env: NodeJS.ProcessEnv, secs: number): Promise<CliResult> {
+  const cmd = [process.execPath, join(REPO, 'bin/tma.js'), ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  return new Promise<CliResult>((done) => {
+    const child = spawn('timeout', ['-s', 'TERM', String(secs), 'script', '-q', '-f', '-c', cmd, '/dev/null'], {
+      env: { ...process.env, ...env, TMUX: '', TMUX_PANE: '', TERM: 'xterm-256color' },
+    });
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
+    child.on('close', (code) => done({ code: code ?? 1, stdout, stderr: '' }));
+    child.stdin.end();
+  });
 }

@@ -68,21 +68,22 @@ export async function run(argv: string[], handoff: Handoff = {}, table: VerbTabl
     if (!fleet && ['act', 'mute', 'jump'].includes(verb) && parsed.opts.server !== undefined) throw new UsageError('--server needs --hub');
     return await main(parsed, table);
   } catch (e) {
+    // A message may quote what a host or hub sent (or a hostile argument): the one sanitiser,
+    // loaded only on this path so that help and the quick verbs start without it.
+    const { safeLines } = await import('../shared/terminal-text.js');
     if (e instanceof UsageError) {
-      process.stderr.write(`tma: ${e.message}\n`);
+      process.stderr.write(`tma: ${safeLines(e.message)}\n`);
       return 2;
     }
     // Every error a person can cause is one line; a stack trace only on request (TMA_DEBUG=1).
     // An ExitError (cli/local.ts, not imported here to keep start-up small) carries its exit code.
     const code = (e as { code?: unknown }).code;
     if (e instanceof Error && e.name === 'Error' && typeof code === 'number') {
-      // Loaded only here: help and the quick verbs start without it (verb-table-loading test).
-      const { safeLines } = await import('../shared/terminal-text.js');
       process.stderr.write(`tma: ${safeLines(e.message)}\n`);
       return code;
     }
     if (process.env.TMA_DEBUG) throw e;
-    process.stderr.write(`tma: ${(e as Error).message ?? String(e)}\n`);
+    process.stderr.write(`tma: ${safeLines((e as Error).message ?? String(e))}\n`);
     return 1;
   }
 }

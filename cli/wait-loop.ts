@@ -3,6 +3,7 @@
 // `--timeout 0` still looks once).
 
 import type { Selector } from '../shared/selectors.js';
+import { safeLines } from '../shared/terminal-text.js';
 import {
   parseWaitSpec,
   parseWaitTimeout,
@@ -54,9 +55,9 @@ export async function waitLoop<R extends WaitRow>(
     const obs = await observe();
     if (obs) {
       const step = waiter.step(obs);
-      for (const n of step.notes) process.stderr.write(`tma: ${n}\n`);
+      for (const n of step.notes) process.stderr.write(`tma: ${safeLines(n)}\n`);
       if (step.kind === 'exit') {
-        process.stderr.write(`tma: ${step.message}\n`);
+        process.stderr.write(`tma: ${safeLines(step.message)}\n`);
         return step.code;
       }
       if (step.kind === 'done') {

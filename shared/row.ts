@@ -2,6 +2,7 @@
 // Two forms come out of one writer: the local form (with the pane title) for surfaces on the
 // same machine, and the protocol form (no title) for anything that leaves the host.
 
+import { inertJson } from './terminal-text.js';
 import { classOf, type State } from './tokens.js';
 
 export interface AgentRow {
@@ -112,10 +113,6 @@ export function rowClass(row: Pick<AgentRow, 'state' | 'attention'>) {
 
 /** Compact one-line JSON, the writer every JSON surface uses. */
 export function toJsonLine(doc: unknown): string {
-  // JSON.stringify escapes C0 but leaves DEL, C1 (0x9b is a CSI) and bidi overrides raw; these can
-  // only sit inside strings, so escaping them keeps the same document and a terminal inert.
-  return JSON.stringify(doc).replace(
-    /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  // JSON.stringify escapes C0 but leaves DEL, C1 (0x9b is a CSI) and bidi overrides raw.
+  return inertJson(JSON.stringify(doc));
 }

@@ -1,5 +1,6 @@
 // `status` renderings of a set of rows: counts in disjoint classes (done is not idle).
 
+import { safeText } from './terminal-text.js';
 import { CLASSES, classOf, type State, type StateClass } from './tokens.js';
 
 export type Counts = Record<StateClass, number>;
@@ -75,8 +76,10 @@ export function statusJson(c: Counts, rows: readonly { context?: number | null }
   return `${JSON.stringify({ schema: 1, counts, context_max: contextMax })}\n`;
 }
 
+// A label value is host text (a fleet's host and server, an agent's name): controls are shown
+// visibly first, so the text a scraper stores and a terminal shows acts on neither.
 function promLabel(v: string): string {
-  return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+  return safeText(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"');
 }
 
 /** Prometheus text: class totals, then how long each pane has been in its class. */

@@ -7,8 +7,12 @@
 /** Code points at most shown of one remote field; the cut shows as …. */
 export const FIELD_MAX = 512;
 
-// C0, DEL, C1; bidi embeddings/overrides/isolates, marks, and the Arabic letter mark.
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
+// Bidi embeddings/overrides/isolates, marks, and the Arabic letter mark.
+const BIDI = '\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069';
+// C0, DEL, C1 and BIDI.
+const UNSAFE = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${BIDI}]`, 'gu');
+// What JSON.stringify leaves raw: DEL, C1 and BIDI (it escapes C0 itself).
+const JSON_UNSAFE = new RegExp(`[\\u007f-\\u009f${BIDI}]`, 'gu');
 
 const visible = (ch: string): string => {
   const c = ch.codePointAt(0)!;
@@ -40,6 +44,14 @@ export function safeLines(s: string, maxLine = 4 * FIELD_MAX): string {
 /** As safeText for an optional field: null and undefined stay as they are. */
 export function safeOpt<T extends string | null | undefined>(s: T, max = FIELD_MAX): T {
   return (typeof s === 'string' ? safeText(s, max) : s) as T;
+}
+
+/**
+ * JSON text with every character UNSAFE names written as a `\uXXXX` escape. Outside strings JSON
+ * holds none of them, so the document stays the same one, and a terminal showing it stays inert.
+ */
+export function inertJson(json: string): string {
+  return json.replace(JSON_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** True when `s` holds a byte a terminal would act on (for tests and last-line checks). */

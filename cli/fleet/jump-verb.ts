@@ -10,6 +10,7 @@ import { tmuxBin } from '../../collector/tmux/target.js';
 import type { FleetDocument } from '../../shared/fleet.js';
 import { parseLocator } from '../../shared/jump-plan.js';
 import { isEmptySelector } from '../../shared/selectors.js';
+import { safeText } from '../../shared/terminal-text.js';
 import { UsageError, type Parsed } from '../args.js';
 import type { JUMP } from '../verb-flags.js';
 import { ExitError, guard, loadLocalConfig, targetOf } from '../local.js';
@@ -43,14 +44,16 @@ export async function main(p: Parsed<typeof JUMP>): Promise<number> {
       const runner = await openRunner(targetOf(p), { mode: 'spawn', bin: tmuxBin(process.env, config.tmuxBin) });
       try {
         const loc = parseLocator(row.locator);
-        await runner.run(['new-window', '-n', `${row.host}:${loc?.session ?? row.pane}`, line]);
+        // tmux paints a window name in the status line: host text there is made inert too.
+        await runner.run(['new-window', '-n', safeText(`${row.host}:${loc?.session ?? row.pane}`), line]);
       } finally {
         runner.close();
       }
       return 0;
     }
     if (!process.stdin.isTTY || !process.stdout.isTTY) {
-      process.stdout.write(`${line}\n`);
+      // The locator is the host's text: the command is shown with its controls made visible.
+      process.stdout.write(`${safeText(line, 4096)}\n`);
       return 0;
     }
     return runSsh(argv);

@@ -99,7 +99,8 @@ export async function subscribe(p: Parsed<typeof SUBSCRIBE>): Promise<number> {
     process.stdout.on('error', () => (open = false));
     await streamSse(t, '/v1/subscribe', q, (data) => {
       if (!open) return false;
-      const line = text ? readable(data) : data;
+      // The hub's JSON is written again as ours: DEL, C1 and bidi controls escaped, the same document.
+      const line = text ? readable(data) : toJsonLine(JSON.parse(data));
       if (line) process.stdout.write(`${line}\n`);
       return open;
     });

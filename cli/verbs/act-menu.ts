@@ -22,6 +22,7 @@ import type { FleetDocument } from '../../shared/fleet.js';
 import { loadActionList, localMenu } from '../watch/menu-items.js';
 import { verbOf, type MenuItem } from '../watch/model.js';
 import { clean, fit } from '../watch/render.js';
+import { safeLines, safeText } from '../../shared/terminal-text.js';
 import { fromFleet, fromLocal, type WatchRow } from '../watch/rows.js';
 import { binderFlags, outcomeWord, runTma } from '../watch/source.js';
 
@@ -29,13 +30,13 @@ const ALLOWED = new Set(['menu', 'pane']);
 const FLEET_ALLOWED = new Set(['menu', 'pane', 'host', 'server']);
 
 const q = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
-/** Text tmux shows (a menu label, a prompt): `#` would start a format. */
-const shown = (s: string) => s.replace(/[\u0000-\u001f\u007f]/g, ' ').replaceAll('#', '##');
+/** Text tmux shows (a menu label, a prompt): controls made visible, and `#` would start a format. */
+const shown = (s: string) => safeText(s).replaceAll('#', '##');
 
 /** One line for tmux's prompt (the status line is as wide as the client): what is asked gives way first. */
 export function confirmPrompt(item: MenuItem, row: WatchRow): string {
   const asks = fit(clean(row.pending_summary ?? row.detail ?? 'nothing stated'), 40);
-  return `${verbOf(item.action)} ${row.agent} on ${row.host} ${row.locator} (${row.pane})? asks: ${asks} (y/n)`;
+  return `${verbOf(item.action)} ${clean(row.agent)} on ${clean(row.host)} ${clean(row.locator)} (${row.pane})? asks: ${asks} (y/n)`;
 }
 
 /** display-menu's arguments: fireable entries confirm, then act; the others are shown disabled with why. */
@@ -72,7 +73,7 @@ export async function main(p: Parsed<typeof ACT>): Promise<number> {
       const items = await localMenu(local.engine, local.config.apiBase, pane, loadActionList(process.env));
       if (items === null) throw new ExitError(`pane ${pane} is gone`, 3);
       if (!items.some((i) => i.refusal === null)) {
-        process.stderr.write(`tma: no action would fire on ${pane}\n${items.map((i) => `  ${i.action}: ${i.refusal}\n`).join('')}`);
+        process.stderr.write(safeLines(`tma: no action would fire on ${pane}\n${items.map((i) => `  ${i.action}: ${i.refusal}\n`).join('')}`));
         return 0;
       }
       const config = p.globals.config;
@@ -103,7 +104,8 @@ async function onTerminal(
   row: WatchRow,
   fire: (item: MenuItem) => Promise<{ code: number; stdout: string; stderr: string }>,
 ): Promise<number> {
-  const out = process.stdout;
+  // Locator, host and a host's refusal text are remote text: every line goes out made inert.
+  const out = { write: (s: string) => process.stdout.write(safeLines(s)) };
   out.write(`actions for ${row.agent} on ${row.host} ${row.locator} (${row.pane}):\n`);
   items.forEach((it, i) => out.write(`  ${i + 1}. ${it.label} (${it.action})${it.refusal === null ? '' : ` — would not fire: ${it.refusal}`}\n`));
   const rl = createInterface({ input: process.stdin, output: process.stdout });
@@ -159,7 +161,7 @@ export async function fleetMain(p: Parsed<typeof ACT>): Promise<number> {
       const why = items.length
         ? items.map((i) => `  ${i.action}: ${i.refusal}\n`).join('')
         : `  ${row.host} lets a hub fire no action ([remote] allow_actions)\n`;
-      process.stderr.write(`tma: no action would fire on ${row.host} ${pane}\n${why}`);
+      process.stderr.write(safeLines(`tma: no action would fire on ${row.host} ${pane}\n${why}`));
       return 0;
     }
     if (!process.stdin.isTTY || !process.stdout.isTTY) throw new ExitError('act --menu with --hub needs a terminal to choose on', 2);

@@ -14,6 +14,7 @@ import { openRunner } from '../../collector/tmux/runner.js';
 import { targetFlags, tmuxBin } from '../../collector/tmux/target.js';
 import { isEmptySelector } from '../../shared/selectors.js';
 import { toJsonLine } from '../../shared/row.js';
+import { safeLines } from '../../shared/terminal-text.js';
 import { UsageError, type Parsed } from '../args.js';
 import type { ACT, SUPERVISE } from '../verb-flags.js';
 import { ExitError, guard, targetOf, type Local } from '../local.js';
@@ -108,7 +109,10 @@ export async function main(p: Parsed<typeof ACT>): Promise<number> {
               process.stdout.write(`${toJsonLine(await dryRunDocument(runner, action, panes, ctxOf(local), args, all))}\n`);
               return 0;
             }
-            process.stdout.write(all ? await dryRunMany(runner, action, panes, ctxOf(local)) : await dryRunOne(runner, action, panes[0]!, ctxOf(local), args));
+            // What the pane asks, its locator, cwd and session id are pane text: made inert here.
+            process.stdout.write(
+              safeLines(all ? await dryRunMany(runner, action, panes, ctxOf(local)) : await dryRunOne(runner, action, panes[0]!, ctxOf(local), args)),
+            );
             return 0;
           }
           // --all over several servers: one document (one list) with every server's targets.
@@ -132,7 +136,7 @@ export async function main(p: Parsed<typeof ACT>): Promise<number> {
                 .slice(1)
                 .map((l) => `${l} on ${x.server}`),
             );
-            process.stdout.write(`targets: ${lines.length}\n${lines.map((l) => `${l}\n`).join('')}`);
+            process.stdout.write(safeLines(`targets: ${lines.length}\n${lines.map((l) => `${l}\n`).join('')}`));
           }
           return 0;
         }
@@ -163,10 +167,10 @@ export async function main(p: Parsed<typeof ACT>): Promise<number> {
               // window the fold uses ([fold] freshness_secs, default 3 s), so one knob governs both.
               freshnessMs: local.config.fold.freshnessMs,
               serverFlags: [...targetFlags(local.target), ...(config ? ['--config', config] : [])],
-              onNote: (m) => process.stderr.write(`tma: ${action.name} ${target}: ${m}\n`),
+              onNote: (m) => process.stderr.write(`tma: ${safeLines(`${action.name} ${target}: ${m}`)}\n`),
             });
             const n = humanNote(r);
-            if (n !== null) process.stderr.write(`tma: ${n}\n`);
+            if (n !== null) process.stderr.write(`tma: ${safeLines(n)}\n`);
             results.push(r);
           }
         }
@@ -196,7 +200,7 @@ async function listActions(p: Parsed<typeof ACT>, actions: ActionManifest[], pan
       local.close();
     }
   }
-  process.stdout.write(p.opts.json === true ? `${toJsonLine(listObject(entries))}\n` : listText(entries));
+  process.stdout.write(p.opts.json === true ? `${toJsonLine(listObject(entries))}\n` : safeLines(listText(entries)));
   return 0;
 }
 

@@ -10,6 +10,8 @@ import { survey, type SurveyedPane } from '../../collector/engine/survey.js';
 import { bundledActionDir, readManifestFiles, userActionDir } from '../../collector/manifest-files.js';
 import { readProcessTable } from '../../collector/tmux/proc-table.js';
 import { lastFailure } from '../../collector/notify/failure-marker.js';
+import { toJsonLine } from '../../shared/row.js';
+import { safeLines } from '../../shared/terminal-text.js';
 import { type Parsed } from '../args.js';
 import type { DOCTOR } from '../verb-flags.js';
 import { guard, openLocal } from '../local.js';
@@ -127,8 +129,9 @@ export async function main(p: Parsed<typeof DOCTOR>): Promise<number> {
         (doc.status_option.enabled ? 0 : 1) +
         setup.warnings +
         (doc.notify.last_failure ? 1 : 0);
-      if (json) process.stdout.write(`${JSON.stringify(doc)}\n`);
-      else process.stdout.write(renderText(doc) + setup.lines.map((l) => `${l}\n`).join(''));
+      // Session names, locators, models, commands and notify reasons are pane text: made inert here.
+      if (json) process.stdout.write(`${toJsonLine(doc)}\n`);
+      else process.stdout.write(safeLines(renderText(doc) + setup.lines.map((l) => `${l}\n`).join('')));
       if (exitCode && warnings > 0) {
         process.stderr.write(`tma: doctor: ${warnings} warning(s), 0 pane(s) below the expected tier\n`);
         return 1;

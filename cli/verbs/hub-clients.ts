@@ -11,6 +11,8 @@ import { readClientsSeen } from '../../hub/http/clients-seen.js';
 import { UsageError, type Parsed } from '../args.js';
 import type { HUB } from '../verb-flags.js';
 import { ExitError } from '../local.js';
+import { toJsonLine } from '../../shared/row.js';
+import { safeText } from '../../shared/terminal-text.js';
 import { clientsSeenPath, defaultHubConfigPath, defaultTokenDir } from '../hub-files.js';
 import { listedTokenFile, removeClientEntry, runningHub, signalReload, writeConfigAtomically } from './hub-config-file.js';
 
@@ -34,15 +36,16 @@ function clients(p: Parsed<typeof HUB>, configPath: string, env: NodeJS.ProcessE
   const now = Date.now();
   const list = config.clients.map((c) => ({ name: c.name, role: c.role, last_seen_ms: seen[c.name] ?? null, expires_ms: c.expiresAt ?? null }));
   if (p.opts.json === true) {
-    process.stdout.write(`${JSON.stringify({ schema: 1, clients: list })}\n`);
+    process.stdout.write(`${toJsonLine({ schema: 1, clients: list })}\n`);
     return 0;
   }
   if (!list.length) {
     process.stdout.write(`no clients in ${configPath}; pair a device: tma hub pair\n`);
     return 0;
   }
+  // A name is any string hub.toml holds (up to 128 characters): shown, never obeyed.
   const rows = list.map((c) => [
-    c.name,
+    safeText(c.name),
     c.role,
     c.last_seen_ms === null ? 'never' : ago(c.last_seen_ms, now),
     c.expires_ms === null ? '-' : c.expires_ms <= now ? 'expired' : new Date(c.expires_ms).toISOString(),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FIELD_MAX, hasControl, safeText } from '../../shared/terminal-text.js';
+import { toJsonLine } from '../../shared/row.js';
+import { FIELD_MAX, hasControl, inertJson, safeText } from '../../shared/terminal-text.js';
 
 describe('safeText: remote text shown, never acted on', () => {
   it('shows ESC, OSC, CR, BEL, C1 CSI and bidi overrides as visible escapes', () => {
@@ -17,5 +18,18 @@ describe('safeText: remote text shown, never acted on', () => {
     expect([...out]).toHaveLength(FIELD_MAX);
     expect(out.endsWith('…')).toBe(true);
     expect(safeText('abcdef', 4)).toBe('abc…');
+  });
+});
+
+describe('inertJson: the same document, nothing a terminal acts on', () => {
+  it('escapes what JSON.stringify leaves raw, and parses back to the same value', () => {
+    const doc = { schema: 1, s: 'a\x1b]0;t\x07\x7f\x9b31m\u202e\u2066\u061c\u200f b', n: [1, 2.5, null, true] };
+    const raw = JSON.stringify(doc);
+    expect(hasControl(raw)).toBe(true);
+    for (const line of [inertJson(raw), toJsonLine(doc)]) {
+      expect(hasControl(line)).toBe(false);
+      expect(JSON.parse(line)).toEqual(doc);
+    }
+    expect(inertJson('{"a":"plain é ✓"}')).toBe('{"a":"plain é ✓"}');
   });
 });

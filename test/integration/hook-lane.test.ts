@@ -158,13 +158,13 @@ describe('the hook lane', { timeout: 180_000 }, () => {
     const lanes: string[] = [];
     for (let round = 0; round < 3; round++) {
       const keysBefore = a.keys().length;
-      const hook = runHook(a.pane, 2);
+      const hook = runHook(a.pane, 3);
       await waiting(a);
       const t0 = Date.now();
-      // Approves spread across the hook's 2 s deadline (a CLI start itself takes about a second
+      // Approves spread across the hook's 3 s deadline (a CLI start itself takes about a second
       // here), each its own process and slot: some arrive while the hook waits, some after.
       const results = await Promise.all(
-        [0, 400, 800, 1200, 1600].map(async (ms, i) => {
+        [0, 600, 1200, 1800, 2400].map(async (ms, i) => {
           await sleep(ms + round * 150 - (Date.now() - t0));
           return json(await act('approve', '--pane', a.pane, '--json', '--slot', `race-${round}-${i}`));
         }),

@@ -20,6 +20,11 @@ import { remoteActHandler, remoteAllowed } from '../collector/fleet/remote-act.j
 import { remoteMuteHandler, remotePreviewHandler } from '../collector/fleet/remote-verbs.js';
 import { canonicalSocketPath, listenWake, wakeDir, wakeSocketPath, type HookDelivery } from '../collector/fleet/wake.js';
 import { quickReader } from '../collector/fleet/quick-read.js';
+import { dropHookRequests, hookRequestsFor } from '../collector/act/hook-requests.js';
+import { answerFromWire, takePermissionWait } from '../collector/engine/hook-lane-intake.js';
+
+/** Hook events after which the agent no longer waits on a permission question. */
+const MOVED_ON = new Set(['Stop', 'UserPromptSubmit', 'SessionEnd']);
 import { loadActions } from '../collector/manifest-files.js';
 import { OutputWatch } from '../collector/tmux/control-output.js';
 import { readProcesses } from '../collector/tmux/proc-table.js';
@@ -175,6 +180,9 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
     enrich: rowsWithRepos,
     listenWake: async (socketPath, wake, engine) => {
       const path = wakeSocketPath(canonicalSocketPath(socketPath), wakeDir(env));
+      // PermissionRequest hooks waiting on this server's panes: the hook lane's one registry.
+      const requests = hookRequestsFor(canonicalSocketPath(socketPath), true)!;
+      const lane = { runner: engine.runner, manifests, requests, wake, log };
       // A hook's event, stamped here exactly as `tma event` would stamp it; an agent this collector
       // has no manifest for (e.g. one added since it started) is refused, so the hook stamps itself.
       const onEvent = async (ev: HookDelivery): Promise<boolean> => {
@@ -182,6 +190,8 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
         // about the hooks): its quiet edges need no capture while its claim is fresh.
         if (ev.kind !== 'context') engine.hookEvent(ev.pane);
         if (!manifests.some((m) => m.name === ev.agent)) return false;
+        // The agent moved past the question: a hook still waiting there has nothing left to answer.
+        if (MOVED_ON.has(ev.kind)) requests.withdraw(ev.pane, 'moved-on');
         // A telemetry payload (pi's context event) feeds the gauge, not the hook map.
         if (ev.kind === 'context') {
           const ctx = await intakeContext({ runner: engine.runner, manifests, ...ev, now: Date.now() });
@@ -217,6 +227,8 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
           history: () => JSON.stringify(engine.transitions.document()),
           // The quick `tma status` reads through this collector's own control client instead of spawning tmux.
           quickRead: quickReader(engine.runner),
+          onPermission: (w, held, answer, onGone) => void takePermissionWait(lane, w, held, answer, onGone),
+          onAnswer: (a) => answerFromWire(requests, a),
         });
         if (!l) log(`another collector answers hook wake-ups for ${socketPath}; this one sees them on its poll`);
       } catch (e) {
@@ -226,6 +238,7 @@ export async function assembleCollector(p: Parsed, o: AssembleOptions): Promise<
         close: () => {
           watch.close();
           l?.close();
+          dropHookRequests(canonicalSocketPath(socketPath));
         },
         healthy: () => watch.healthy(),
       };

@@ -14,7 +14,7 @@ export const LS = { json: bool, tsv: bool, pane: text, ...SELECTOR } as const sa
 
 export const DOCTOR = { json: bool, 'exit-code': bool } as const satisfies Flags;
 
-export const EVENT = { agent: text, kind: text, pane: text, payload: text } as const satisfies Flags;
+export const EVENT = { agent: text, kind: text, pane: text, payload: text, answer: bool } as const satisfies Flags;
 
 export const ACT = {
   json: bool,

@@ -6,7 +6,17 @@ import type { ActionManifest } from '../../collector/core/action-manifest.js';
 import { fireAction, processAlive } from '../../collector/act/broker.js';
 import { readPaneFacts } from '../../collector/act/facts.js';
 import { humanNote, resultObject, resultsEnvelope, worstExit, type ActResult } from '../../collector/act/outcome.js';
-import { dryRunDocument, dryRunMany, dryRunOne, fireability, listObject, listText, type ListEntry, type PreviewContext } from '../../collector/act/preview.js';
+import {
+  dryRunDocument,
+  dryRunMany,
+  dryRunOne,
+  fireability,
+  listObject,
+  listText,
+  paneLane,
+  type ListEntry,
+  type PreviewContext,
+} from '../../collector/act/preview.js';
 import { supervise } from '../../collector/act/supervise.js';
 import { planTargets } from '../../collector/act/targets.js';
 import { loadActions } from '../../collector/manifest-files.js';
@@ -194,7 +204,7 @@ async function listActions(p: Parsed<typeof ACT>, actions: ActionManifest[], pan
       const ctx: PreviewContext = { engine: local.engine, apiBase: local.config.apiBase, now: Date.now(), pidAlive: processAlive };
       entries = actions.map((action) => {
         const reason = fireability(action, f, ctx);
-        return { action, verdict: { fireable: reason === null, reason } };
+        return { action, verdict: { fireable: reason === null, reason, lane: paneLane(action, f, local.config.apiBase) } };
       });
     } finally {
       local.close();

@@ -58,6 +58,10 @@ function agentEntry(p: SurveyedPane, now: number, wiring: Map<string, string>, r
     tier_reason: hookStatus === 'wired' ? null : hookStatus === 'hookless' ? 'agent has no hook integration' : 'no hook event seen from this pane',
     approve_reachable: reach?.reachable ?? false,
     approve_reason: reach === null ? 'no agent identified on this pane' : reach.reason,
+    // How an approve answers this pane now: its agent's waiting PermissionRequest hook, else the
+    // API or keys lane. `hook_lane` says whether a permission request can wait on the hook at all.
+    answer_lane: (p.rec.options['@tma_hook_request'] ?? '') !== '' ? 'hook' : (reach?.lane ?? null),
+    hook_lane: id !== null && hookStatus === 'wired' && (id.manifest.hooks?.map.some((e) => e.event === 'PermissionRequest') ?? false),
   };
 }
 
@@ -173,7 +177,8 @@ function renderText(d: Doc): string {
     out.push(
       `  ${a.pane} ${a.locator} ${a.agent}: ${a.state ?? 'not stamped'}${a.source ? ` via ${a.source}` : ''}` +
         `${a.evidence_age_ms !== null ? `, evidence ${Math.round(a.evidence_age_ms / 1000)}s old` : ''}; hooks ${a.hook_status}, tier ${a.tier}` +
-        `; approve ${a.approve_reachable ? 'can reach it' : `cannot: ${a.approve_reason}`}`,
+        `; approve ${a.approve_reachable ? 'can reach it' : `cannot: ${a.approve_reason}`}` +
+        (a.answer_lane ? `; lane ${a.answer_lane}${a.hook_lane && a.answer_lane !== 'hook' ? ' (hook while a request waits)' : ''}` : ''),
     );
   }
   return `${out.join('\n')}\n`;

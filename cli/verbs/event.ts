@@ -67,6 +67,41 @@ async function ringInline(
   }
 }
 
+/** The default wait of a PermissionRequest hook for an answer through tma: see docs/answering.md. */
+export const DEFAULT_HOOK_WAIT_MS = 60_000;
+
+/** `TMA_HOOK_WAIT_SECS` (1 to 600) or the default; anything else is the default. */
+export function hookWaitMs(env: NodeJS.ProcessEnv): number {
+  const raw = env.TMA_HOOK_WAIT_SECS;
+  const secs = raw !== undefined && /^\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : NaN;
+  return secs >= 1 && secs <= 600 ? Math.round(secs * 1000) : DEFAULT_HOOK_WAIT_MS;
+}
+
+/**
+ * `--answer` on a PermissionRequest hook: hand the request to the collector and wait for an
+ * answer through tma. True when the collector took it (it stamped the pane); the decision, if
+ * any, is printed in the agent's hook wire. False: nobody took it, the hook stamps by itself.
+ */
+async function answerThroughCollector(p: Parsed<typeof EVENT>, env: NodeJS.ProcessEnv, agent: string, pane: string): Promise<boolean> {
+  const payload = readPayload(p.opts.payload);
+  const wake = await import('../../collector/fleet/wake.js');
+  const { waitForHookAnswer } = await import('../../collector/fleet/hook-wait.js');
+  const path = wake.wakeSocketPath(wake.canonicalSocketPath(wake.socketPathOfTarget(hookTarget(p, env), env)), wake.wakeDir(env));
+  const end = await waitForHookAnswer(path, { agent, pane, payload, waitMs: hookWaitMs(env) });
+  if (end.kind === 'not-taken') {
+    stashedPayload = payload;
+    return false;
+  }
+  if (end.kind === 'answer') {
+    const { permissionWire } = await import('../../collector/act/hook-requests.js');
+    process.stdout.write(`${permissionWire(end.behavior)}\n`);
+  }
+  return true;
+}
+
+/** The payload read for the hook lane, kept for the stamp when the collector did not take it. */
+let stashedPayload: string | null = null;
+
 export async function main(p: Parsed<typeof EVENT>): Promise<number> {
   const env = process.env;
   const agent = p.opts.agent;
@@ -74,6 +109,11 @@ export async function main(p: Parsed<typeof EVENT>): Promise<number> {
   // Telemetry feeders (a statusline shim) may name the pane; hooks always run inside it.
   const pane = (kind === 'context' ? p.opts.pane : undefined) || env.TMUX_PANE;
   if (!agent || !kind || !pane) return 0;
+  try {
+    if (p.opts.answer === true && kind === 'PermissionRequest' && (await answerThroughCollector(p, env, agent, pane))) return 0;
+  } catch {
+    // Silent by contract: the agent shows its own dialog.
+  }
   try {
     let config;
     try {
@@ -84,7 +124,7 @@ export async function main(p: Parsed<typeof EVENT>): Promise<number> {
     const set = await loadAgentManifestsCached({ manifestDir: p.globals['manifest-dir'], env });
     const manifests = applyAgentConfig(set, config?.agents ?? []).manifests;
     if (!manifests.some((m) => m.name === agent)) return 0;
-    const payload = readPayload(p.opts.payload);
+    const payload = stashedPayload ?? readPayload(p.opts.payload);
     const target = hookTarget(p, env);
     const runner = await openRunner(target, { mode: 'spawn', bin: tmuxBin(env, config?.tmuxBin) });
     let wrote = false;

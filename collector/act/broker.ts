@@ -24,6 +24,8 @@ import { ownAnswer, recordAnswer, recordCovers, type AnswerRecord } from './answ
 import { paintedSince } from '../engine/settled-read.js';
 import { spawnSupervisor } from './supervise.js';
 import { optionHighlighted } from './highlight.js';
+import { settleHookLane } from './hook-lane.js';
+import { hookBehaviorOf } from './hook-requests.js';
 
 export const ACT_FRESHNESS_MS = 3000;
 
@@ -307,6 +309,20 @@ async function fireLocked(o: FireOptions): Promise<ActResult> {
       const mark: string[] = ['set-option', '-p', '-t', pane, ANSWERED_KEY, answered];
       const since = g.stamp?.since ?? 0;
       const remember = () => recordAnswer(stateDir, socket, pane, { promptId: g.promptId ?? null, at: answeredAt, since }, o.onNote);
+      // The hook lane first: a PermissionRequest hook waiting on this pane is answered through it,
+      // or withdrawn (its hook prints nothing) before any key goes, in one step on the collector.
+      const hook = await settleHookLane(o.engine, pane, hookBehaviorOf(action.name), g.permissionRequest, o.env ?? process.env);
+      if (hook.kind === 'answered') {
+        remember();
+        await runner.run(mark).catch(() => undefined);
+        return done('replied');
+      }
+      if (hook.kind === 'answered-before') return done('refused', 'answered');
+      if (hook.kind === 'changed') return done('refused', 'prompt-changed');
+      if (hook.kind === 'unreachable') {
+        o.onNote?.("the collector holding this pane's hook lane did not answer: not sending keys");
+        return done('error');
+      }
       if (api !== null) {
         const end = await replyPermission(ep!, g.permissionRequest!, api.reply, action.timeoutMs);
         if (end.kind === 'replied') {

@@ -30,6 +30,8 @@ export interface PaneFacts extends GateFacts {
   answered?: string | null;
   /** What the prompt asks, as this host knows it (host-only text). */
   pendingSummary?: string | null;
+  /** `@tma_hook_request`: the request an agent's PermissionRequest hook waits on (the hook lane). */
+  hookRequest?: string | null;
 }
 
 const pct = (v: string | undefined): number | null => (v !== undefined && /^\d+(\.\d+)?$/.test(v) ? Number(v) : null);
@@ -61,6 +63,7 @@ export function factsFromRecord(rec: PaneRecord, lock: string): PaneFacts {
     promptId: stamp?.state === 'blocked' ? currentPromptId(o, stamp.since) : null,
     answered: o['@tma_answered'] ?? null,
     pendingSummary: stamp?.state === 'blocked' ? (o['@agent_pending_summary'] ?? null) : null,
+    hookRequest: o['@tma_hook_request'] ?? null,
   };
 }
 

@@ -8,6 +8,7 @@ import { replyUrl } from './api-lane.js';
 import { readPaneFacts, type PaneFacts } from './facts.js';
 import { apiPrecondition, apiTransportFor, endpointFor, gate, laneFor } from './gate.js';
 import { lockHeld } from './lock-value.js';
+import { hookBehaviorOf } from './hook-requests.js';
 import type { GateReason, RefusalReason } from './outcome.js';
 import { parseAnswered } from '../core/prompt-id.js';
 import type { TmuxRunner } from '../tmux/runner.js';
@@ -44,8 +45,20 @@ export function whenObject(action: ActionManifest): Record<string, unknown> | nu
 
 export interface ListEntry {
   action: ActionManifest;
-  /** Only when listing against a pane. */
-  verdict?: { fireable: boolean; reason: RefusalReason | null };
+  /** Only when listing against a pane; `lane` is how a keys action would answer it. */
+  verdict?: { fireable: boolean; reason: RefusalReason | null; lane?: PaneLane | null };
+}
+
+export type PaneLane = 'hook' | 'api' | 'keys';
+
+/**
+ * How a keys action answers this pane: through the agent's waiting PermissionRequest hook while
+ * one waits (approve and deny only), else over its API, else with keys; null for exec actions.
+ */
+export function paneLane(action: ActionManifest, f: PaneFacts, apiBase: Readonly<Record<string, string>>): PaneLane | null {
+  if (action.kind !== 'keys') return null;
+  if (hookBehaviorOf(action.name) !== null && (f.hookRequest ?? '') !== '') return 'hook';
+  return laneFor(action, f.agent, endpointFor(f.apiEndpoint, f.agent, apiBase));
 }
 
 export function listObject(entries: readonly ListEntry[]): { schema: 1; actions: Record<string, unknown>[] } {
@@ -56,6 +69,7 @@ export function listObject(entries: readonly ListEntry[]): { schema: 1; actions:
       if (verdict) {
         o.fireable = verdict.fireable;
         o.reason = verdict.reason;
+        if (verdict.lane !== undefined) o.lane = verdict.lane;
       }
       return o;
     }),
@@ -66,7 +80,8 @@ export function listText(entries: readonly ListEntry[]): string {
   return entries
     .map(({ action, verdict }) => {
       const agents = actionAgents(action);
-      const v = verdict ? (verdict.fireable ? ' fireable' : ` refused: ${verdict.reason}`) : '';
+      const lane = verdict?.lane ? ` lane: ${verdict.lane}` : '';
+      const v = verdict ? (verdict.fireable ? ' fireable' : ` refused: ${verdict.reason}`) + lane : '';
       return `${action.name} ${action.kind} ${agents.length ? agents.join(',') : '(all)'}${v}\n`;
     })
     .join('');
@@ -78,6 +93,7 @@ export function effectLine(action: ActionManifest, f: PaneFacts, apiBase: Readon
   const api = apiTransportFor(action, f.agent);
   const ep = endpointFor(f.apiEndpoint, f.agent, apiBase);
   const lane = laneFor(action, f.agent, ep);
+  if (paneLane(action, f, apiBase) === 'hook') return `hook: answer the waiting PermissionRequest hook (${hookBehaviorOf(action.name)})`;
   if (lane === 'keys') return `keys: ${action.keys[f.agent!]!.join(' ')}`;
   if (api !== null) return `api: POST ${replyUrl(ep ?? '<no endpoint>', f.permissionRequest ?? '<none>')} op=${api.op} reply=${api.reply}`;
   return 'none';

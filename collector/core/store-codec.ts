@@ -128,6 +128,7 @@ export const REMOVAL_SET = [
   // Ours: which prompt the pane shows and which one was answered mean nothing once the agent is gone.
   '@tma_prompt_id',
   '@tma_answered',
+  '@tma_hook_request',
 ] as const;
 
 /**

@@ -56,6 +56,7 @@ export const OPTION_KEYS = [
   '@agent_quota_at',
   '@agent_cost_usd',
   '@agent_hook_at',
+  '@tma_hook_request',
 ] as const;
 
 export type OptionKey = (typeof OPTION_KEYS)[number];

@@ -107,6 +107,66 @@ export const MAX_HISTORY = 1024 * 1024;
 export const MAX_EVENT_LINE = 1024 * 1024;
 /** The hook waits 500 ms for its byte; answering NAK before then leaves it time to stamp itself. */
 export const EVENT_DEADLINE_MS = 400;
+/** A PermissionRequest hook that waits for an answer (hook-wait.ts): this, then its JSON, then a newline. */
+export const PERMISSION_MAGIC = 'TMAP ';
+/** An answer (or the key lane's withdrawal) for a pane's waiting hook: this, its JSON, a newline. */
+export const ANSWER_MAGIC = 'TMAA ';
+
+/** A waiting hook, as a `TMAP` line names it. */
+export interface PermissionWait {
+  agent: string;
+  pane: string;
+  payload: string;
+  /** How long the hook waits; the collector withdraws the request then. */
+  waitMs: number;
+}
+
+/** An answer request, as a `TMAA` line names it; behavior null is the key lane withdrawing. */
+export interface HookAnswerRequest {
+  pane: string;
+  behavior: 'allow' | 'deny' | null;
+  requestId: string | null;
+}
+
+/**
+ * A waiting hook: `held` tells it the collector holds its request (ACK), `answer` sends the one
+ * byte that ends it (ALLOW, DENY or NAK), `onGone` hears that the hook went away before that.
+ */
+export type OnPermissionWait = (w: PermissionWait, held: () => void, answer: (byte: number) => void, onGone: (fn: () => void) => void) => void;
+/** Settles a pane's waiting hook; the byte is one of the ANSWER_* codes. */
+export type OnHookAnswer = (a: HookAnswerRequest) => number;
+
+export const ALLOW = 0x79; // 'y'
+export const DENY = 0x78; // 'x'
+export const ANSWERED = 0x61; // 'a': answered through the hook now
+export const ANSWERED_BEFORE = 0x62; // 'b': that request was answered through the hook already
+export const CHANGED = 0x63; // 'c': another request is pending
+export const NOTHING = 0x6e; // 'n': nothing pending through the hook
+/** A hook waits at most this long, whatever it asks. */
+export const MAX_PERMISSION_WAIT_MS = 10 * 60_000;
+
+export function parsePermissionWait(json: string): PermissionWait | null {
+  const o = jsonObject(json);
+  if (!o) return null;
+  const { agent, pane, payload, wait_ms } = o;
+  if (typeof agent !== 'string' || typeof pane !== 'string' || typeof payload !== 'string' || typeof wait_ms !== 'number') return null;
+  if (!agent || !PANE_ID.test(pane) || !Number.isSafeInteger(wait_ms) || wait_ms < 1 || wait_ms > MAX_PERMISSION_WAIT_MS) return null;
+  return { agent, pane, payload, waitMs: wait_ms };
+}
+
+const HOOK_REQUEST_ID = /^[A-Za-z0-9_.:-]{1,256}$/;
+
+export function parseHookAnswer(json: string): HookAnswerRequest | null {
+  const o = jsonObject(json);
+  if (!o) return null;
+  const { pane, behavior } = o;
+  const requestId = o.request_id ?? null;
+  if (typeof pane !== 'string' || !PANE_ID.test(pane)) return null;
+  if (behavior !== 'allow' && behavior !== 'deny' && behavior !== null) return null;
+  if (requestId !== null && (typeof requestId !== 'string' || !HOOK_REQUEST_ID.test(requestId))) return null;
+  return { pane, behavior, requestId };
+}
+
 /** A connection that neither closes nor completes a line by then is let go. */
 const LINGER_MS = 1000;
 
@@ -161,6 +221,7 @@ function serve(
   deadlineMs: number,
   history?: () => string,
   quickRead?: () => Promise<string | null>,
+  hooks: { onPermission?: OnPermissionWait; onAnswer?: OnHookAnswer } = {},
 ): void {
   const parts: Buffer[] = [];
   let size = 0;
@@ -195,7 +256,12 @@ function serve(
     size += take.length;
     // Refuse early: a stranger's bytes or an oversized line are not buffered to the end.
     const head = Buffer.concat(parts, Math.min(size, EVENT_MAGIC.length)).toString('latin1');
-    const known = EVENT_MAGIC.startsWith(head) || `${HISTORY_LINE}\n`.startsWith(head) || `${QUICK_READ_LINE}\n`.startsWith(head);
+    const known =
+      EVENT_MAGIC.startsWith(head) ||
+      PERMISSION_MAGIC.startsWith(head) ||
+      ANSWER_MAGIC.startsWith(head) ||
+      `${HISTORY_LINE}\n`.startsWith(head) ||
+      `${QUICK_READ_LINE}\n`.startsWith(head);
     if (!known || size > MAX_EVENT_LINE) return reply(NAK);
     if (nl < 0) return;
     settle();
@@ -217,6 +283,11 @@ function serve(
       });
       return;
     }
+    if (line.startsWith(PERMISSION_MAGIC)) return servePermission(sock, line.slice(PERMISSION_MAGIC.length), hooks.onPermission, reply);
+    if (line.startsWith(ANSWER_MAGIC)) {
+      const a = parseHookAnswer(line.slice(ANSWER_MAGIC.length));
+      return reply(a && hooks.onAnswer ? hooks.onAnswer(a) : NAK);
+    }
     const ev = line.startsWith(EVENT_MAGIC) ? parseHookDelivery(line.slice(EVENT_MAGIC.length)) : null;
     if (!ev || !onEvent) return reply(NAK);
     void withDeadline(
@@ -228,6 +299,29 @@ function serve(
   });
 }
 
+/** A waiting hook's connection stays open until its one byte, or until the hook goes away. */
+function servePermission(sock: Socket, json: string, onPermission: OnPermissionWait | undefined, reply: (b: number) => void): void {
+  const w = parsePermissionWait(json);
+  if (!w || !onPermission) return reply(NAK);
+  let answered = false;
+  const gone: (() => void)[] = [];
+  sock.on('close', () => {
+    if (!answered) for (const fn of gone) fn();
+  });
+  onPermission(
+    w,
+    () => {
+      if (!answered && !sock.destroyed) sock.write(Buffer.from([ACK]));
+    },
+    (byte) => {
+      if (answered || sock.destroyed) return;
+      answered = true;
+      sock.end(Buffer.from([byte]));
+    },
+    (fn) => gone.push(fn),
+  );
+}
+
 export interface ListenWakeOptions {
   /** Events sent over the socket; without it every event is refused (NAK). */
   onEvent?: OnHookEvent;
@@ -237,6 +331,10 @@ export interface ListenWakeOptions {
   history?: () => string;
   /** The quick status's read (quick-read.ts: `quickReader`) a `TMAQ` request gets; without it, NAK. */
   quickRead?: () => Promise<string | null>;
+  /** A PermissionRequest hook waiting for an answer (`TMAP`); without it, NAK (the hook falls back). */
+  onPermission?: OnPermissionWait;
+  /** An answer for a waiting hook (`TMAA`); without it, NAK. */
+  onAnswer?: OnHookAnswer;
 }
 
 /**
@@ -255,7 +353,7 @@ export async function listenWake(path: string, onWake: () => void, opts: ListenW
       // Raced with another collector; listen() below reports it.
     }
   }
-  const server: Server = createServer((sock) => serve(sock, onWake, opts.onEvent, opts.deadlineMs ?? EVENT_DEADLINE_MS, opts.history, opts.quickRead));
+  const server: Server = createServer((sock) => serve(sock, onWake, opts.onEvent, opts.deadlineMs ?? EVENT_DEADLINE_MS, opts.history, opts.quickRead, opts));
   const ok = await new Promise<boolean>((done) => {
     server.once('error', () => done(false));
     server.listen(path, () => done(true));

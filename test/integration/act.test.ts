@@ -308,14 +308,16 @@ describe('tma act documents, as the verb writes them', () => {
     expect(plain.actions[3]!.when).toEqual({ state: ['idle'], detail: [], context_pct_min: 75, context_pct_max: null });
 
     const onPane = json((await act('--list', '--json', '--pane', a.pane)).stdout) as { actions: Record<string, unknown>[] };
-    for (const x of onPane.actions) expect(keys(x)).toEqual(['name', 'label', 'kind', 'agents', 'when', 'fireable', 'reason']);
+    for (const x of onPane.actions) expect(keys(x)).toEqual(['name', 'label', 'kind', 'agents', 'when', 'fireable', 'reason', 'lane']);
+    // No hook waits on this pane: every keys action answers it with keys.
+    expect(onPane.actions.map((x) => x.lane)).toEqual(['keys', 'keys', 'keys', 'keys']);
     expect(onPane.actions.map((x) => [x.name, x.fireable, x.reason])).toEqual([
       ['approve', false, 'gated'],
       ['deny', false, 'gated'],
       ['interrupt', false, 'gated'],
       ['compact', false, 'gated'],
     ]);
-    expect((await act('--list', '--pane', a.pane)).stdout).toContain('approve keys claude,codex,gemini,opencode refused: gated\n');
+    expect((await act('--list', '--pane', a.pane)).stdout).toContain('approve keys claude,codex,gemini,opencode refused: gated lane: keys\n');
     expect((await act('--list', '--json', '--pane', '%99')).code).toBe(3);
   });
 

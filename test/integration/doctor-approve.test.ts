@@ -22,7 +22,14 @@ afterEach(async () => {
   await new Promise((r) => api.close(r));
 });
 
-type Entry = { pane: string; agent: string; endpoint_ok: boolean | null; approve_reachable: boolean; approve_reason: string | null };
+type Entry = {
+  pane: string;
+  agent: string;
+  endpoint_ok: boolean | null;
+  approve_reachable: boolean;
+  approve_reason: string | null;
+  answer_lane?: string | null;
+};
 
 it('names, per pane, whether approve can reach it and why not', async () => {
   const claude = t.start();
@@ -56,8 +63,17 @@ it('names, per pane, whether approve can reach it and why not', async () => {
   expect(by.get(silent)).toMatchObject({ approve_reachable: true, endpoint_ok: null, approve_reason: null });
   // The endpoint's secret path is never printed.
   expect(r.stdout).not.toContain('/secret');
+  // The lane each pane answers through: keys, the API, or (while one waits) the agent's hook.
+  expect(by.get(claude)).toMatchObject({ answer_lane: 'keys' });
+  expect(by.get(live)).toMatchObject({ answer_lane: 'api' });
+  expect(by.get(silent)).toMatchObject({ answer_lane: 'keys' });
+  expect(by.get(pi)).toMatchObject({ answer_lane: null });
+  t.tmux('set-option', '-p', '-t', claude, '@tma_hook_request', 'hook-0123456789abcdef');
+  const waiting = JSON.parse((await tma(['-L', t.name, 'doctor', '--json'])).stdout) as { agents: Entry[] };
+  expect(waiting.agents.find((a) => a.pane === claude)).toMatchObject({ answer_lane: 'hook' });
+  t.tmux('set-option', '-p', '-u', '-t', claude, '@tma_hook_request');
 
   const text = (await tma(['-L', t.name, 'doctor'])).stdout;
-  expect(text).toMatch(new RegExp(`${claude} \\S+ claude: .*; approve can reach it\\n`));
+  expect(text).toMatch(new RegExp(`${claude} \\S+ claude: .*; approve can reach it; lane keys\\n`));
   expect(text).toMatch(new RegExp(`${pi} \\S+ pi: .*; approve cannot: the approve action has no keys for pi\\n`));
 });

@@ -243,6 +243,8 @@ it('doctor --json: the grouped key set and every nested key set, in code order',
     'tier_reason',
     'approve_reachable',
     'approve_reason',
+    'answer_lane',
+    'hook_lane',
   ]);
   expect(keys(d.actions)).toEqual(['ok', 'issues']);
   expect(d.actions.issues.map(keys)).toEqual([['file', 'problem']]);

@@ -67,6 +67,7 @@ describe('bundled agent manifests', () => {
       'PreToolUse working',
       'PostToolUse working',
       'Notification ~permission_prompt|elicitation_dialog blocked/permission',
+      'PermissionRequest blocked/permission',
       'Stop idle turn_end',
     ]);
     expect(shape(m)).toEqual([

@@ -13,7 +13,7 @@ describe('list-panes record', () => {
   it('the format has one field per key and the title last', () => {
     expect(LIST_PANES_FORMAT.split(SEP)).toHaveLength(FIELD_COUNT);
     expect(LIST_PANES_FORMAT.endsWith('#{pane_title}')).toBe(true);
-    expect(FIELD_COUNT).toBe(51);
+    expect(FIELD_COUNT).toBe(52);
   });
 
   it('parses fields; empty options are absent; scroll position empty is null', () => {

@@ -234,7 +234,7 @@ describe('renderRemove', () => {
     const cmds = renderRemove(P);
     expect(cmds).toEqual(REMOVAL_SET.map((k) => unset(k)));
     expect(cmds[0]).toEqual(['set-option', '-p', '-u', '-t', P, '@agent_state']);
-    expect(cmds).toHaveLength(35);
+    expect(cmds).toHaveLength(36);
   });
 });
 

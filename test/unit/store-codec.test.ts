@@ -122,7 +122,7 @@ describe('key sets', () => {
       '@agent_pending_call',
       '@agent_pending_summary',
     ];
-    const ours = ['@tma_prompt_id', '@tma_answered', '@agent_hook_at'];
+    const ours = ['@tma_prompt_id', '@tma_answered', '@agent_hook_at', '@tma_hook_request'];
     expect([...REMOVAL_SET].sort()).toEqual([...v044, ...newer, ...ours].sort());
     expect(new Set(REMOVAL_SET).size).toBe(REMOVAL_SET.length);
     for (const survivor of ['@agent_action', '@tma_watch_pid', '@agent_mute_until', '@agent_ignore']) {

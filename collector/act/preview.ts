@@ -6,7 +6,7 @@ import { actionAgents, type ActionManifest } from '../core/action-manifest.js';
 import type { Engine } from '../engine/cycle.js';
 import { replyUrl } from './api-lane.js';
 import { readPaneFacts, type PaneFacts } from './facts.js';
-import { apiPrecondition, apiTransportFor, endpointFor, gate, laneFor } from './gate.js';
+import { apiPrecondition, apiTransportFor, endpointFor, gate, keysFor, laneFor } from './gate.js';
 import { lockHeld } from './lock-value.js';
 import type { GateReason, RefusalReason } from './outcome.js';
 import { parseAnswered } from '../core/prompt-id.js';
@@ -78,7 +78,7 @@ export function effectLine(action: ActionManifest, f: PaneFacts, apiBase: Readon
   const api = apiTransportFor(action, f.agent);
   const ep = endpointFor(f.apiEndpoint, f.agent, apiBase);
   const lane = laneFor(action, f.agent, ep);
-  if (lane === 'keys') return `keys: ${action.keys[f.agent!]!.join(' ')}`;
+  if (lane === 'keys') return `keys: ${(keysFor(action, f.agent, f.detail) ?? []).join(' ')}`;
   if (api !== null) return `api: POST ${replyUrl(ep ?? '<no endpoint>', f.permissionRequest ?? '<none>')} op=${api.op} reply=${api.reply}`;
   return 'none';
 }

@@ -53,13 +53,21 @@ async function look(p: AgentPane, name: 'approve' | 'deny'): Promise<Seen> {
   return { list: Object.fromEntries(entries.map((a) => [a.name, a.fireable === true])), effect: (dry.effect as string | undefined) ?? null, look: l };
 }
 
-/** Answer through tma; the outcome goes into the cell as `act:detail:outcome` (the detail tma read). */
-async function answer(run: Run, name: 'approve' | 'deny'): Promise<string> {
-  const doc = await actJson(run.pane, [name, '--pane', run.pane.pane]);
-  const outcome = `${String(doc.outcome)}${doc.reason ? `/${String(doc.reason)}` : ''}`;
+/**
+ * Answer through tma; the outcome goes into the cell as `act:detail:outcome` (the detail tma read).
+ * `twice`: two answers at once, both bound to the prompt_id tma showed (as two approvers would):
+ * exactly one may be sent, and neither may reach the dialog that follows.
+ */
+async function answer(run: Run, name: 'approve' | 'deny', twice = false): Promise<string> {
   const l = run.seen.at(-1)?.look;
-  (run.cell.answers ??= []).push(`${name}:${l?.state === 'blocked' ? (l.detail ?? '-') : (l?.state ?? '?')}:${outcome}`);
-  return String(doc.outcome);
+  const bound = twice && l?.prompt_id ? ['--expect-prompt', l.prompt_id] : [];
+  const args = [name, '--pane', run.pane.pane, ...bound];
+  const docs = await Promise.all((twice ? [args, args] : [args]).map((a) => actJson(run.pane, a)));
+  const outcomes = docs
+    .map((doc) => `${String(doc.outcome)}${doc.reason ? `/${String(doc.reason)}` : ''}`)
+    .sort((a, b) => (a === 'sent' ? 1 : b === 'sent' ? -1 : 0));
+  (run.cell.answers ??= []).push(`${name}:${l?.state === 'blocked' ? (l.detail ?? '-') : (l?.state ?? '?')}:${outcomes.join('+')}`);
+  return docs.some((d) => d.outcome === 'sent') ? 'sent' : String(docs[0]!.outcome);
 }
 
 async function finish(run: Run, closedTimeoutMs = 30_000): Promise<void> {
@@ -80,7 +88,7 @@ async function afterRefusal(run: Run): Promise<void> {
   await finish(run);
 }
 
-async function dialog(run: Run, shown: RegExp, name: 'approve' | 'deny'): Promise<string> {
+async function dialog(run: Run, shown: RegExp, name: 'approve' | 'deny', twice = false): Promise<string> {
   const painted = await waitForScreen(run.pane, shown, 30_000);
   if (painted === null) throw new Error(`${shown} never painted:\n${run.pane.screen()}`);
   await sleepUntil(painted + 500);
@@ -88,7 +96,7 @@ async function dialog(run: Run, shown: RegExp, name: 'approve' | 'deny'): Promis
   run.cell.blocked ??= run.seen.at(-1)!.look;
   // A person reads it before answering.
   await sleepUntil(painted + 1500);
-  return answer(run, name);
+  return answer(run, name, twice);
 }
 
 async function drive(run: Run): Promise<void> {
@@ -108,18 +116,20 @@ async function drive(run: Run): Promise<void> {
   await sleepUntil(p.fake.firstTurnAt + 700);
   c.working = await lsLook(p);
   if (run.kind === 'deny') {
-    await dialog(run, /Do you want to proceed\?/, 'deny');
+    // Two refusals at once, bound to the prompt shown: one Escape (a second would reach the prompt box).
+    await dialog(run, /Do you want to proceed\?/, 'deny', true);
     return afterRefusal(run);
   }
   const check = /Enter to stay in auto mode/;
   if (run.kind === 'check-deny') {
-    await dialog(run, check, 'deny');
+    await dialog(run, check, 'deny', true);
     return afterRefusal(run);
   }
-  // Stay in auto mode; the call then asks, "No" first, and approve picks "Yes".
-  if ((await dialog(run, check, 'approve')) !== 'sent') throw new Error(`stay was not sent:\n${p.screen()}`);
+  // Stay in auto mode; the call then asks, "No" first, and approve picks "Yes". Two approvers
+  // at each: one answer per dialog, and the first dialog's second approve never reaches the next.
+  if ((await dialog(run, check, 'approve', true)) !== 'sent') throw new Error(`stay was not sent:\n${p.screen()}`);
   await waitForScreen(p, new RegExp(`^(?![\\s\\S]*${check.source})`), 10_000);
-  await dialog(run, /so this one needs your approval[\s\S]*Do you want to proceed\?/, 'approve');
+  await dialog(run, /so this one needs your approval[\s\S]*Do you want to proceed\?/, 'approve', true);
   await finish(run);
 }
 
@@ -202,7 +212,7 @@ describe.skipIf(!selected('claude')).each(VERSIONS)('claude %s', (version) => {
     expect.soft(r.seen[0]?.look.pending_summary ?? '', 'what is asked').toContain('ran.txt');
     expect.soft(r.seen[0]?.list, 'act --list on the pane').toMatchObject({ approve: true, deny: true, interrupt: false });
     expect.soft(r.seen[0]?.effect).toBe('keys: Escape');
-    expect.soft(c.answers, 'deny sent once').toEqual(['deny:permission:sent']);
+    expect.soft(c.answers?.[0], 'of two denies bound to the prompt, one sent').toMatch(/^deny:permission:refused\/[a-z-]+\+sent$/);
     expect.soft(c.after?.ls.state, 'not blocked after the deny').not.toBe('blocked');
     expect.soft(r.pane.fake.toolResults.length, 'exactly one tool result').toBe(1);
     expect.soft(r.pane.fake.toolResults[0]?.isError, `a refusal: ${r.pane.fake.toolResults[0]?.output}`).toBe(true);
@@ -239,7 +249,10 @@ describe.skipIf(!selected('claude') || LATER.length === 0).each(LATER)('claude %
     expect.soft(approval?.look.pending_summary ?? '', 'and names the command').toContain('ran.txt');
     expect.soft(approval?.look.prompt_id, 'another prompt than the check').not.toBe(check?.look.prompt_id);
     expect.soft(approval?.effect, 'Down to "Yes" (the cursor starts on "No"), Enter').toBe('keys: Down Enter');
-    expect.soft(r.cell.answers).toEqual(['approve:auto-mode-check:sent', 'approve:permission-cursor-no:sent']);
+    // Two approvers at each dialog, both bound to its prompt_id: one sent, the other refused.
+    const [a1, a2] = r.cell.answers ?? [];
+    expect.soft(a1, 'one of two approves stays in auto mode').toMatch(/^approve:auto-mode-check:refused\/[a-z-]+\+sent$/);
+    expect.soft(a2, 'one of two approves answers the approval').toMatch(/^approve:permission-cursor-no:refused\/[a-z-]+\+sent$/);
     expect
       .soft(
         r.pane.fake.toolResults.map((t) => t.isError),
@@ -255,7 +268,7 @@ describe.skipIf(!selected('claude') || LATER.length === 0).each(LATER)('claude %
     expect.soft(r.cell.error).toBeUndefined();
     expect.soft(r.seen[0]?.look.state).toBe('blocked');
     expect.soft(r.seen[0]?.effect).toBe('keys: Escape');
-    expect.soft(r.cell.answers).toEqual(['deny:auto-mode-check:sent']);
+    expect.soft(r.cell.answers?.[0], 'of two denies, one sent').toMatch(/^deny:auto-mode-check:refused\/[a-z-]+\+sent$/);
     expect.soft(r.cell.after?.ls.state, 'not blocked after the deny').not.toBe('blocked');
     expect.soft(r.screenAfter ?? '', 'still in auto mode (shift+Tab was not pressed)').toContain('auto mode on');
     expect

@@ -13,7 +13,7 @@ import { replyPermission } from './api-lane.js';
 import { runCommand } from './exec.js';
 import { baseEnv, execEnv } from './exec-env.js';
 import { readPaneFacts, type PaneFacts } from './facts.js';
-import { apiPrecondition, apiTransportFor, binderRefusal, endpointFor, gate, laneFor } from './gate.js';
+import { apiPrecondition, apiTransportFor, binderRefusal, endpointFor, gate, keysFor, laneFor } from './gate.js';
 import { formatLockValue, holdsLock, LOCK_SLACK_MS, lockExpiry, lockHeld, nonceFromBytes } from './lock-value.js';
 import { actResult, type ActReason, type ActResult, type GateReason } from './outcome.js';
 import { claimSlot, isInFlightRecord, readReplay, receiptPath, receiptsDir, recordResult } from './receipts.js';
@@ -334,11 +334,12 @@ async function fireLocked(o: FireOptions): Promise<ActResult> {
         o.onNote?.(end.message);
         return done('error');
       }
-      const keys = action.keys[g.agent!]!;
+      // The dialog on screen picks the keys (its detail, judged under the lock just above).
+      const keys = keysFor(action, g.agent, g.detail)!;
       // Keys that take the highlighted option go only while it is the one they are meant to pick:
       // the person at the terminal may have moved the cursor to another. Read with escapes, as
-      // the highlight is only a colour.
-      const option = action.cursor[g.agent!];
+      // the highlight is only a colour. A dialog's own keys carry no such check.
+      const option = keys === action.keys[g.agent!] ? action.cursor[g.agent!] : undefined;
       if (option !== undefined && !optionHighlighted(await tmux(o, () => runner.run(['capture-pane', '-p', '-e', '-t', pane])), option)) {
         o.onNote?.(`the dialog does not highlight "${option}" (the cursor is on another option): not sending ${keys.join(' ')}`);
         return done('refused', 'gated');

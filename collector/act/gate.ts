@@ -106,6 +106,17 @@ export function endpointFor(paneEndpoint: string | null, agent: string | null, a
 export type Lane = 'api' | 'keys';
 
 /**
+ * The keys a keys action sends to this agent on a pane showing this detail: the dialog's own
+ * (`[dialog_keys.<agent>]`) where the manifest names some, else the agent's. null: none.
+ */
+export function keysFor(action: ActionManifest, agent: string | null, detail: string | null): string[] | null {
+  if (action.kind !== 'keys' || agent === null) return null;
+  const own = detail === null ? undefined : action.dialogKeys[agent]?.[detail];
+  const keys = own ?? action.keys[agent];
+  return keys !== undefined && keys.length > 0 ? keys : null;
+}
+
+/**
  * How a keys action answers this agent, one rule for every agent: over the agent's API when the
  * manifest routes it there and an endpoint is known for the pane (the reply names the request and
  * cannot hit another one), else with the agent's keys when the manifest lists some (bound to the

@@ -6,7 +6,7 @@ import { actionAgents, type ActionManifest } from '../core/action-manifest.js';
 import type { Engine } from '../engine/cycle.js';
 import { replyUrl } from './api-lane.js';
 import { readPaneFacts, type PaneFacts } from './facts.js';
-import { apiPrecondition, apiTransportFor, endpointFor, gate, laneFor } from './gate.js';
+import { apiPrecondition, apiTransportFor, endpointFor, gate, keysFor, laneFor } from './gate.js';
 import { lockHeld } from './lock-value.js';
 import { hookBehaviorOf } from './hook-requests.js';
 import type { GateReason, RefusalReason } from './outcome.js';
@@ -94,7 +94,7 @@ export function effectLine(action: ActionManifest, f: PaneFacts, apiBase: Readon
   const ep = endpointFor(f.apiEndpoint, f.agent, apiBase);
   const lane = laneFor(action, f.agent, ep);
   if (paneLane(action, f, apiBase) === 'hook') return `hook: answer the waiting PermissionRequest hook (${hookBehaviorOf(action.name)})`;
-  if (lane === 'keys') return `keys: ${action.keys[f.agent!]!.join(' ')}`;
+  if (lane === 'keys') return `keys: ${(keysFor(action, f.agent, f.detail) ?? []).join(' ')}`;
   if (api !== null) return `api: POST ${replyUrl(ep ?? '<no endpoint>', f.permissionRequest ?? '<none>')} op=${api.op} reply=${api.reply}`;
   return 'none';
 }

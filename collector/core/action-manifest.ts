@@ -55,6 +55,12 @@ export interface KeysAction extends ActionCommon {
    * only while the dialog highlights this one (act/highlight.ts).
    */
   cursor: Record<string, string>;
+  /**
+   * agent -> detail -> send-keys arguments: a dialog whose keys differ from the agent's usual ones
+   * (Claude Code 2.1.332's auto-mode dialogs take Enter/Escape, not digits). Picked by the pane's
+   * detail (keysFor in act/gate.ts); any other detail takes `keys`.
+   */
+  dialogKeys: Record<string, Record<string, string[]>>;
 }
 
 export interface ExecAction extends ActionCommon {
@@ -126,6 +132,7 @@ export const actionManifestSchema = z
     keys: z.record(agentToken, z.array(z.string().min(1)).min(1)).optional(),
     api: z.record(agentToken, apiSchema).optional(),
     cursor: z.record(agentToken, z.string().trim().min(1)).optional(),
+    dialog_keys: z.record(agentToken, z.record(detailTokenSchema, z.array(z.string().min(1)).min(1))).optional(),
   })
   .superRefine((a, ctx) => {
     const fail = (key: string, message: string): void => {
@@ -146,11 +153,21 @@ export const actionManifestSchema = z
       for (const agent of Object.keys(a.cursor ?? {})) {
         if (!keys.includes(agent)) fail(`cursor.${agent}`, `no [keys] for ${agent}: a cursor check guards keys`);
       }
+      // Dialog keys go only on a pane the gate lets through: a detail the gate refuses could never use them.
+      const allowed = a.when?.detail ?? [];
+      for (const [agent, byDetail] of Object.entries(a.dialog_keys ?? {})) {
+        if (!keys.includes(agent)) fail(`dialog_keys.${agent}`, `no [keys] for ${agent}: dialog keys refine an agent's keys`);
+        for (const detail of Object.keys(byDetail)) {
+          if (allowed.length > 0 && !allowed.includes(detail))
+            fail(`dialog_keys.${agent}.${detail}`, `"${detail}" is not in when.detail: these keys could never go`);
+        }
+      }
     } else {
       if (a.command === undefined) fail('command', 'an exec action needs a command');
       if (a.keys !== undefined) fail('keys', 'not allowed on an exec action');
       if (a.api !== undefined) fail('api', 'not allowed on an exec action');
       if (a.cursor !== undefined) fail('cursor', 'not allowed on an exec action');
+      if (a.dialog_keys !== undefined) fail('dialog_keys', 'not allowed on an exec action');
     }
   });
 
@@ -183,7 +200,8 @@ export function parseActionManifest(file: ManifestFile, opts: { bundled?: boolea
     detachTimeoutMs: raw.detach_timeout_ms,
   };
   if (raw.kind === 'keys') {
-    return { ...common, kind: 'keys', keys: { ...(raw.keys ?? {}) }, api: { ...(raw.api ?? {}) }, cursor: { ...(raw.cursor ?? {}) } };
+    const dialogKeys = Object.fromEntries(Object.entries(raw.dialog_keys ?? {}).map(([agent, byDetail]) => [agent, { ...byDetail }]));
+    return { ...common, kind: 'keys', keys: { ...(raw.keys ?? {}) }, api: { ...(raw.api ?? {}) }, cursor: { ...(raw.cursor ?? {}) }, dialogKeys };
   }
   return { ...common, kind: 'exec', command: raw.command ?? '', agents: [...(raw.agents ?? [])], detach: raw.detach ?? false };
 }

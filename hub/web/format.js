@@ -75,6 +75,13 @@ export function countClasses(rows) {
 }
 
 /**
+ * The details of a prompt approve and deny answer (manifests/actions/approve.toml `when.detail`):
+ * a permission prompt, and Claude Code 2.1.332's dialogs that take their own keys. The host's gate
+ * still decides; a detail missing here only hides the buttons.
+ */
+const ANSWERED_DETAILS = new Set(['permission', 'auto-mode-offer', 'auto-mode-check', 'permission-cursor-no', 'permission-cursor-yes']);
+
+/**
  * The actions this row offers, in button order. Answering a prompt only makes sense on a
  * permission prompt; interrupting only on a working agent. The host must allow the action
  * remotely, and its link must be up: a stale row's prompt may already be gone. A host that
@@ -88,7 +95,7 @@ export function countClasses(rows) {
 export function rowActions(row, host, role) {
   if (role !== 'operator' || !host || !host.reachable || host.stale || row.stale) return [];
   const allowed = new Set(Array.isArray(host.actions_allowed) ? host.actions_allowed : []);
-  const wanted = row.state === 'blocked' && row.detail === 'permission' ? ['approve', 'deny'] : row.state === 'working' ? ['interrupt'] : [];
+  const wanted = row.state === 'blocked' && ANSWERED_DETAILS.has(String(row.detail)) ? ['approve', 'deny'] : row.state === 'working' ? ['interrupt'] : [];
   return wanted.filter((a) => allowed.has(a) && laneReaches(host.actions_by_agent, row, a));
 }
 

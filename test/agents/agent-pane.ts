@@ -29,6 +29,8 @@ export interface PaneOptions {
   truecolor?: boolean;
   /** Leave the agent's start-up dialogs up for the test to read and answer (default: answered). */
   keepDialogs?: boolean;
+  /** Claude Code after 2.1.197: start in the release's auto mode (see agents.ts). */
+  autoMode?: boolean;
 }
 
 let seq = 0;
@@ -69,7 +71,7 @@ export class AgentPane {
     // working, and on a loaded machine a one-shot `tma ls` has taken 6 s to answer (three cells'
     // readers at once on two shared cores); held 4 s, the turn had ended before it looked.
     this.fake = await startFakeModels({ commands, holdMs: o.holdMs ?? 8000, extraArgs: setUpAgentArgs(o.agent) });
-    this.setup = setUpAgent(o.agent, { home: this.home, project: this.project, url: this.fake.url, version: o.version });
+    this.setup = setUpAgent(o.agent, { home: this.home, project: this.project, url: this.fake.url, version: o.version, autoMode: o.autoMode });
     if (o.hooks) {
       const r = await tma(['-L', this.tmux.name, 'install-hooks', o.agent, '--yes'], { env: this.env, timeoutMs: 30_000 });
       this.hooksOutput = r.stdout + r.stderr;
@@ -120,20 +122,25 @@ export class AgentPane {
         // still showing 3 s after its answer is answered again, at most three times.
         const due = (d: { shown: RegExp }) => {
           const sent = this.sentAt.get(d.shown.source);
+          // A dialog tma answered is not answered again (tma would refuse it: answered once).
+          if ('act' in d && this.dialogActs.some((a) => a.endsWith(':sent'))) return false;
           return sent === undefined || (Date.now() - sent.at >= 3000 && sent.times < 3);
         };
-        const dialog = o.keepDialogs ? undefined : this.setup.dialogs?.find((d) => d.shown.test(s) && due(d));
+        const shown = o.keepDialogs ? undefined : this.setup.dialogs?.find((d) => d.shown.test(s));
+        const dialog = shown !== undefined && this.acting === null && due(shown) ? shown : undefined;
         if (dialog) {
           const sent = this.sentAt.get(dialog.shown.source);
           if (!sent) this.answered.push(dialog.shown.source);
           this.sentAt.set(dialog.shown.source, { at: Date.now(), times: (sent?.times ?? 0) + 1 });
-          for (const k of dialog.keys) this.tmux.tmux('send-keys', '-t', this.pane, k);
+          if ('keys' in dialog) for (const k of dialog.keys) this.tmux.tmux('send-keys', '-t', this.pane, k);
+          else this.acting = this.actOnDialog(dialog.act);
         }
         if (s !== last) {
           last = s;
           still = Date.now();
         }
-        return this.setup.readyShown.test(s) && Date.now() - still >= 1000;
+        // Not ready while a dialog is up or tma is still answering one: its screen holds still too.
+        return this.setup.readyShown.test(s) && Date.now() - still >= 1000 && shown === undefined && this.acting === null;
       },
       `${o.agent} ready in ${this.pane}`,
       90_000,
@@ -149,6 +156,23 @@ export class AgentPane {
 
   /** Start-up dialogs answered (their patterns), for the report. */
   answered: string[] = [];
+  /** Start-up dialogs answered through `tma act`: the action and its outcome (`sent`, `refused/answered`, …). */
+  dialogActs: string[] = [];
+  /** A `tma act` answering a start-up dialog, while it runs. */
+  private acting: Promise<void> | null = null;
+
+  private async actOnDialog(act: 'approve' | 'deny'): Promise<void> {
+    const r = await this.run(['act', act, '--pane', this.pane, '--json']);
+    let outcome = `exit ${r.code}`;
+    try {
+      const doc = JSON.parse(r.stdout) as { outcome?: string; reason?: string | null };
+      outcome = `${doc.outcome ?? outcome}${doc.reason ? `/${doc.reason}` : ''}`;
+    } catch {
+      // not JSON: keep the exit code
+    }
+    this.dialogActs.push(`${act}:${outcome}`);
+    this.acting = null;
+  }
   /** When each start-up dialog was last answered, and how often. */
   private readonly sentAt = new Map<string, { at: number; times: number }>();
   /** Enters pressed again because the first one did not submit the prompt. */

@@ -42,8 +42,11 @@ export interface AgentSetup {
   promptShown: RegExp;
   /** Its input box ready for a prompt. */
   readyShown: RegExp;
-  /** Start-up dialogs a person answers once (a config file cannot pre-accept them): what shows, the keys. */
-  dialogs?: { shown: RegExp; keys: string[] }[];
+  /**
+   * Start-up dialogs a person answers once (a config file cannot pre-accept them): what shows, and
+   * the keys the suite types or the `tma act` that answers it (a dialog tma reads and answers).
+   */
+  dialogs?: ({ shown: RegExp; keys: string[] } | { shown: RegExp; act: 'approve' | 'deny' })[];
 }
 
 export interface AgentDirs {
@@ -53,6 +56,8 @@ export interface AgentDirs {
   url: string;
   /** The agent version that runs (default: its first pinned one). */
   version?: string | undefined;
+  /** Claude Code after 2.1.197: keep the release's own auto mode instead of a person's manual one. */
+  autoMode?: boolean | undefined;
 }
 
 const KEY = 'sk-tma-fake-0123456789abcdefghijklmnopqrstuvwxyz';
@@ -90,14 +95,14 @@ export function setUpAgent(name: AgentName, d: AgentDirs): AgentSetup {
       );
       // Releases after 2.1.197 start in auto mode, which runs the suite's command unasked. The
       // suite plays a person who kept manual mode: 2.1.332 then asks once, at first start, whether
-      // auto mode becomes the default; Escape keeps manual mode (focused.test.ts reads that
-      // dialog through tma before answering it).
+      // auto mode becomes the default; `tma act deny` answers it (Escape: manual mode stays), as
+      // a person would from tma (claude-dialogs.test.ts approves it and reads it first).
       const later = d.version !== undefined && d.version !== AGENTS.claude.version;
-      if (later) write(join(d.home, '.claude/settings.json'), JSON.stringify({ permissions: { defaultMode: 'default' } }));
+      if (later && !d.autoMode) write(join(d.home, '.claude/settings.json'), JSON.stringify({ permissions: { defaultMode: 'default' } }));
       return {
         name,
         asks: true,
-        ...(later ? { dialogs: [{ shown: /Make auto mode your default permission mode\?/, keys: ['Escape'] }] } : {}),
+        ...(later && !d.autoMode ? { dialogs: [{ shown: /Make auto mode your default permission mode\?/, act: 'deny' as const }] } : {}),
         env: {
           ANTHROPIC_BASE_URL: d.url,
           ANTHROPIC_API_KEY: KEY,

@@ -16,6 +16,8 @@ export interface ToolResult {
   id: string;
   /** What the agent sent back as the command's output, shortened. */
   output: string;
+  /** The agent marked it an error (Anthropic's `is_error`: a refused call); absent where the format has no such flag. */
+  isError?: boolean;
 }
 
 /** One scripted tool call: a shell command, or a named tool with its arguments as they are sent. */
@@ -80,11 +82,11 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
     return { id, command, step };
   };
   // A result for a call we issued (or, without ids, for the tool by name): record it once.
-  const sawResult = (id: string, output: unknown): void => {
+  const sawResult = (id: string, output: unknown, isError?: boolean): void => {
     state.toolResultSightings++;
     if (state.toolResults.some((r) => r.id === id)) return;
     const text = typeof output === 'string' ? output : JSON.stringify(output);
-    state.toolResults.push({ id, output: (text ?? '').slice(0, 200) });
+    state.toolResults.push({ id, output: (text ?? '').slice(0, 200), ...(isError === undefined ? {} : { isError }) });
   };
   // Decide the turn: the call to issue, or null for the closing text (counted in `closed` once
   // that answer has gone out in full).
@@ -166,10 +168,10 @@ export async function startFakeModels(opts: FakeModelOptions): Promise<FakeModel
     const ids: string[] = [];
     for (const m of messages) {
       if (m.role !== 'user' || !Array.isArray(m.content)) continue;
-      for (const c of m.content as { type?: string; tool_use_id?: string; content?: unknown }[]) {
+      for (const c of m.content as { type?: string; tool_use_id?: string; content?: unknown; is_error?: boolean }[]) {
         if (c.type === 'tool_result' && c.tool_use_id && issued.has(c.tool_use_id)) {
           ids.push(c.tool_use_id);
-          sawResult(c.tool_use_id, c.content);
+          sawResult(c.tool_use_id, c.content, c.is_error === true);
         }
       }
     }

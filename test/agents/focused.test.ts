@@ -1,7 +1,8 @@
 // Numbered failures of issue 21 that need a run of their own (the others are read off the matrix,
 // see matrix.test.ts): a hook claim beside a painted prompt (2), OpenCode's two prompts in a row
 // (5), an agent started through a wrapper (8); Gemini's shell-mode composer; OpenCode's cursor
-// moved off "Allow once". Each asserts what a person expects, on the agent.
+// moved off "Allow once". Each asserts what a person expects, on the agent. (Claude Code 2.1.332's
+// auto-mode offer moved to claude-dialogs.test.ts, where tma now answers it.)
 // TMA_AGENTS_ONLY=opencode runs only the cases of those agents (see agents.ts `selected`).
 
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -10,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentPane, type PaneOptions } from './agent-pane.js';
 import { AgentTmux } from './agent-tmux.js';
 import { selected } from './agents.js';
-import { AGENTS } from '../../tools/agents-versions.mjs';
 import { freePort } from '../support/ports.js';
 import { approve, lsLook, PROMPT, untilState, waitForScreen, type Look, answered } from './scenario.js';
 
@@ -142,45 +142,11 @@ async function driveCursor(): Promise<void> {
   }
 }
 
-/**
- * Claude Code 2.1.332's first start for a person who kept manual mode asks whether auto mode
- * becomes the default. tma must read it blocked with the question, and approve must not answer
- * it: its options take Enter/Escape, and the "1" approve sends would land in the prompt box.
- */
-interface Offer {
-  pane: AgentPane;
-  shown?: Look;
-  approve?: { outcome: string; raw: string };
-  after?: Look;
-  error?: string;
-}
-let offer: Offer | null = null;
-
-async function driveOffer(): Promise<void> {
-  const later = AGENTS.claude.versions[1];
-  if (!selected('claude') || later === undefined) return;
-  const pane = new AgentPane(server!, { agent: 'claude', version: later, rows: 40, hooks: false, keepDialogs: true });
-  offer = { pane };
-  try {
-    await pane.start();
-    if ((await waitForScreen(pane, /Make auto mode your default permission mode\?/, 20_000)) === null) throw new Error(`no offer:\n${pane.screen()}`);
-    offer.shown = await untilState(() => lsLook(pane), 'blocked', 5000);
-    const a = await approve(pane, 'local');
-    offer.approve = { outcome: a.outcome, raw: a.raw };
-    // The person keeps manual mode.
-    pane.tmux.tmux('send-keys', '-t', pane.pane, 'Escape');
-    offer.after = await untilState(() => lsLook(pane), 'idle', 10_000);
-  } catch (e) {
-    offer.error = (e as Error).message.slice(0, 2000);
-  }
-}
-
 beforeAll(async () => {
   const port = await freePort();
   server = new AgentTmux('ag-focus');
   server.start();
   await Promise.all([
-    driveOffer(),
     driveShellMode(),
     driveCursor(),
     drive('hook-claude', { agent: 'claude', rows: 40, hooks: true }, [/Do you want to proceed\?/]),
@@ -207,7 +173,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await Promise.all([...[...runs.values()].map((r) => r.pane.close()), shellMode?.pane.close(), cursor?.pane.close(), offer?.pane.close()]);
+  await Promise.all([...[...runs.values()].map((r) => r.pane.close()), shellMode?.pane.close(), cursor?.pane.close()]);
   server?.kill();
 }, 60_000);
 
@@ -257,19 +223,6 @@ describe('issue 21, on the real agents', () => {
     expect.soft(r.pane.fake.toolResults.length, 'answered once').toBe(1);
     expect.soft(r.pane.ranCount(), 'the command ran once').toBe(1);
   });
-
-  it.skipIf(!selected('claude') || AGENTS.claude.versions.length < 2)(
-    "Claude Code 2.1.332's first-start auto-mode offer reads blocked and approve leaves it alone",
-    () => {
-      const r = offer!;
-      expect.soft(r.error).toBeUndefined();
-      expect.soft(r.shown?.state, 'blocked while the offer shows').toBe('blocked');
-      expect.soft(r.shown?.pending_summary ?? '', 'the summary is the question').toContain('Make auto mode your default permission mode?');
-      expect.soft(answered(r.approve?.outcome), `approve must not answer it: ${r.approve?.raw}`).toBe(false);
-      expect.soft(r.after?.state, 'idle once the person answered it').toBe('idle');
-      expect.soft(r.pane.screen(), 'no "1" typed into the prompt box').not.toMatch(/^❯ 1\s*$/m);
-    },
-  );
 
   it.skipIf(!selected('claude'))("8: Claude started through a wrapper (bash -c 'claude; exec bash') is seen and answered", () => {
     const r = runs.get('wrapper')!;

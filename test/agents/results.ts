@@ -16,6 +16,7 @@ export function table(cells: CellRecord[]): string {
   const head = [
     'agent',
     'version',
+    'case',
     'hooks',
     'rows',
     'collector',
@@ -27,7 +28,7 @@ export function table(cells: CellRecord[]): string {
     'final',
     'results',
     'ran',
-    'approve outcome',
+    'answer outcome',
     'ls@+0.5s ms',
     'summary',
     'notes',
@@ -41,6 +42,7 @@ export function table(cells: CellRecord[]): string {
     return [
       c.agent,
       c.version ?? '·',
+      c.case ?? 'approve',
       c.hooks ? 'hooks' : 'none',
       String(c.rows),
       c.collector ? 'yes' : 'no',
@@ -50,12 +52,18 @@ export function table(cells: CellRecord[]): string {
       short(c.blocked?.state),
       short(after),
       short(c.final?.state),
-      String(c.toolResults),
+      `${c.toolResults}${c.rejected ? ` (${c.rejected} refused)` : ''}`,
       String(c.ran),
-      c.approve ? `${c.approve.outcome}${c.approve.reason ? `/${c.approve.reason}` : ''}` : '·',
+      c.answers?.join(' ') ?? (c.approve ? `${c.approve.outcome}${c.approve.reason ? `/${c.approve.reason}` : ''}` : '·'),
       lat,
       (c.via === 'hub' ? c.hubBlocked?.pending_summary : c.blocked?.pending_summary)?.slice(0, 40) ?? (c.blocked ? 'null' : '·'),
-      [c.enterAgain ? `enter pressed ${c.enterAgain + 1}×` : '', c.error ? c.error.split('\n')[0]!.slice(0, 50) : ''].filter(Boolean).join('; ') || '·',
+      [
+        c.enterAgain ? `enter pressed ${c.enterAgain + 1}×` : '',
+        c.dialogActs?.length ? `start-up dialog: ${c.dialogActs.join(', ')}` : '',
+        c.error ? c.error.split('\n')[0]!.slice(0, 50) : '',
+      ]
+        .filter(Boolean)
+        .join('; ') || '·',
     ];
   });
   const width = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));

@@ -17,6 +17,8 @@ export const PROMPT = 'Please append a line to ran.txt';
 
 export interface Look {
   state: string;
+  /** The row's detail (which dialog, on a blocked row); absent where the row had none. */
+  detail?: string | null;
   prompt_id: string | null;
   pending_summary: string | null;
   /** When the reading began and ended, ms since the epoch. */
@@ -51,6 +53,14 @@ export interface CellRecord {
   finalScreen?: string;
   /** Enters pressed again because the first did not submit (see AgentPane.submit). */
   enterAgain?: number;
+  /** What the cell is, where it is not one of the matrix's approve runs (claude-dialogs.test.ts). */
+  case?: string;
+  /** Each answer given through tma, in order: `act:detail:outcome` (a case with more than one). */
+  answers?: string[];
+  /** Start-up dialogs answered through `tma act` (AgentPane.dialogActs). */
+  dialogActs?: string[];
+  /** Tool results the agent sent as refusals (the fake server's is_error). */
+  rejected?: number;
   error?: string;
 }
 
@@ -60,11 +70,18 @@ const sleepUntil = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t
 function rowLook(stdout: string, pane: string, at: number, server?: string): Look {
   try {
     const doc = JSON.parse(stdout) as {
-      agents?: { pane: string; server?: string; state: string; prompt_id?: string | null; pending_summary?: string | null }[];
+      agents?: { pane: string; server?: string; state: string; detail?: string | null; prompt_id?: string | null; pending_summary?: string | null }[];
     };
     const row = doc.agents?.find((r) => r.pane === pane && (server === undefined || r.server === server));
     if (!row) return none(at);
-    return { state: row.state, prompt_id: row.prompt_id ?? null, pending_summary: row.pending_summary ?? null, at, end: Date.now() };
+    return {
+      state: row.state,
+      detail: row.detail ?? null,
+      prompt_id: row.prompt_id ?? null,
+      pending_summary: row.pending_summary ?? null,
+      at,
+      end: Date.now(),
+    };
   } catch {
     return { ...none(at), state: `error: ${stdout.slice(0, 80)}` };
   }
@@ -195,5 +212,6 @@ export async function runScenario(p: AgentPane, cell: Omit<CellRecord, 'toolResu
   rec.toolResultSightings = p.fake.toolResultSightings;
   rec.ran = p.ranCount();
   rec.enterAgain = p.enterAgain;
+  if (p.dialogActs.length) rec.dialogActs = [...p.dialogActs];
   return rec;
 }

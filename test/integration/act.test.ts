@@ -303,7 +303,12 @@ describe('tma act documents, as the verb writes them', () => {
     expect(plain.actions[0]).toMatchObject({
       kind: 'keys',
       agents: ['claude', 'codex', 'gemini', 'opencode'],
-      when: { state: ['blocked'], detail: ['permission'], context_pct_min: null, context_pct_max: null },
+      when: {
+        state: ['blocked'],
+        detail: ['permission', 'auto-mode-offer', 'auto-mode-check', 'permission-cursor-no', 'permission-cursor-yes'],
+        context_pct_min: null,
+        context_pct_max: null,
+      },
     });
     expect(plain.actions[3]!.when).toEqual({ state: ['idle'], detail: [], context_pct_min: 75, context_pct_max: null });
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { parseActionManifest, type ActionManifest } from '../../collector/core/action-manifest.js';
-import { apiPrecondition, appliesTo, binderRefusal, endpointFor, gate, validEndpoint, type GateFacts } from '../../collector/act/gate.js';
+import { apiPrecondition, appliesTo, binderRefusal, endpointFor, gate, keysFor, validEndpoint, type GateFacts } from '../../collector/act/gate.js';
 
 function action(name: string, body: string): ActionManifest {
   return parseActionManifest({ path: `/x/${name}.toml`, text: `min_engine_version = "0.4.0"\nname = "${name}"\nlabel = "L"\n${body}` });
@@ -60,6 +60,22 @@ describe('gate', () => {
     expect(gate(approve, { ...blocked, state: 'idle' }, opts)).toBe('gated');
     expect(gate(approve, { ...blocked, detail: null }, opts)).toBe('gated');
     expect(gate(approve, { ...blocked, detail: 'question' }, opts)).toBe('gated');
+  });
+
+  test("a dialog's own keys go on a pane showing its detail, the agent's keys on any other", () => {
+    const dialogs = action(
+      'approve',
+      'kind = "keys"\n[when]\nstate = ["blocked"]\ndetail = ["permission", "auto-mode-check"]\n[keys]\nclaude = ["1"]\ncodex = ["y"]\n[dialog_keys.claude]\nauto-mode-check = ["Enter"]\n',
+    );
+    expect(gate(dialogs, { ...blocked, detail: 'auto-mode-check' }, opts)).toBeNull();
+    expect(keysFor(dialogs, 'claude', 'auto-mode-check')).toEqual(['Enter']);
+    expect(keysFor(dialogs, 'claude', 'permission')).toEqual(['1']);
+    expect(keysFor(dialogs, 'claude', null)).toEqual(['1']);
+    // Another agent's pane never takes Claude's dialog keys.
+    expect(keysFor(dialogs, 'codex', 'auto-mode-check')).toEqual(['y']);
+    expect(keysFor(dialogs, 'gemini', 'permission')).toBeNull();
+    expect(keysFor(dialogs, null, 'permission')).toBeNull();
+    expect(keysFor(anyExec, 'claude', 'permission')).toBeNull();
   });
 
   test('--force skips when (and so no-coverage) but never requires', () => {

@@ -54,7 +54,16 @@ describe('bundled actions', () => {
 
   it('approve', () => {
     const a = get('approve');
-    expect(a.when).toEqual({ state: ['blocked'], detail: ['permission'], contextPctMin: null, contextPctMax: null });
+    expect(a.when).toEqual({
+      state: ['blocked'],
+      detail: ['permission', 'auto-mode-offer', 'auto-mode-check', 'permission-cursor-no', 'permission-cursor-yes'],
+      contextPctMin: null,
+      contextPctMax: null,
+    });
+    // Claude Code 2.1.332's dialogs that take no digit, each with the keys tried on it live.
+    expect(a.dialogKeys).toEqual({
+      claude: { 'auto-mode-offer': ['Enter'], 'auto-mode-check': ['Enter'], 'permission-cursor-no': ['Down', 'Enter'], 'permission-cursor-yes': ['Enter'] },
+    });
     // Codex's "y" picks "Yes, proceed" wherever its cursor is; OpenCode's Enter only while its
     // dialog highlights "Allow once".
     expect(a.keys).toEqual({ claude: ['1'], codex: ['y'], gemini: ['1'], opencode: ['Enter'] });
@@ -65,7 +74,15 @@ describe('bundled actions', () => {
 
   it('deny', () => {
     const a = get('deny');
-    expect(a.when).toEqual({ state: ['blocked'], detail: ['permission'], contextPctMin: null, contextPctMax: null });
+    expect(a.when).toEqual({
+      state: ['blocked'],
+      detail: ['permission', 'auto-mode-offer', 'auto-mode-check', 'permission-cursor-no', 'permission-cursor-yes'],
+      contextPctMin: null,
+      contextPctMax: null,
+    });
+    expect(a.dialogKeys).toEqual({
+      claude: { 'auto-mode-offer': ['Escape'], 'auto-mode-check': ['Escape'], 'permission-cursor-no': ['Escape'], 'permission-cursor-yes': ['Escape'] },
+    });
     expect(a.keys).toEqual({ claude: ['Escape'], codex: ['Escape'], gemini: ['Escape'], opencode: ['Escape'] });
     expect(a.api).toEqual({ opencode: { op: 'permission-reply', reply: 'reject' } });
   });
@@ -151,6 +168,16 @@ describe('refusals', () => {
     ['cursor for an agent without keys', `${KEYS}[keys]\nclaude = ["x"]\n[cursor]\nopencode = "Allow once"\n`, 'cursor.opencode', /no \[keys\]/],
     ['empty cursor option', `${KEYS}[keys]\nclaude = ["x"]\n[cursor]\nclaude = " "\n`, 'cursor.claude', /.+/],
     ['exec with [cursor]', `${EXEC}[cursor]\nclaude = "Yes"\n`, 'cursor', /exec action/],
+    ['dialog keys for an agent without keys', `${KEYS}[keys]\nclaude = ["x"]\n[dialog_keys.codex]\nq = ["y"]\n`, 'dialog_keys.codex', /no \[keys\]/],
+    [
+      'dialog keys for a detail the gate refuses',
+      `${KEYS}[when]\ndetail = ["permission"]\n[keys]\nclaude = ["x"]\n[dialog_keys.claude]\nquestion = ["Enter"]\n`,
+      'dialog_keys.claude.question',
+      /not in when\.detail/,
+    ],
+    ['empty dialog key list', `${KEYS}[keys]\nclaude = ["x"]\n[dialog_keys.claude]\nq = []\n`, 'dialog_keys.claude.q', /.+/],
+    ['bad dialog detail token', `${KEYS}[keys]\nclaude = ["x"]\n[dialog_keys.claude]\nQ = ["y"]\n`, 'dialog_keys.claude.Q', /.+/],
+    ['exec with [dialog_keys]', `${EXEC}[dialog_keys.claude]\nq = ["y"]\n`, 'dialog_keys', /exec action/],
     ['unknown key in an api entry', `${KEYS}[api]\nopencode = { op = "permission-reply", reply = "once", x = 1 }\n`, 'api.opencode.x', /unknown key/],
   ])('%s', (_what, text, key, problem) => {
     const e = failure(text);

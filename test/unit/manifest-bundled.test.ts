@@ -77,8 +77,10 @@ describe('bundled agent manifests', () => {
       'r3 idle p50 title',
       'r4 idle p40 tail_lines(6)',
       'r5 working p55 tail_lines(6)',
-      'r6 blocked/question p100 tail_lines(30)',
-      'r7 blocked/question p100 tail_lines(30)',
+      'r6 blocked/auto-mode-offer p100 tail_lines(30)',
+      'r7 blocked/auto-mode-check p100 tail_lines(30)',
+      'r8 blocked/permission-cursor-no p100 tail_lines(30)',
+      'r9 blocked/permission-cursor-yes p100 tail_lines(30)',
     ]);
     expect(m.rules.map((r) => matcherText(r.match))).toEqual([
       'line_regex(^\\s*❯ 1\\. Yes)',
@@ -88,7 +90,9 @@ describe('bundled agent manifests', () => {
       'any[contains(⏵⏵), contains(⏸)]',
       'contains(esc to interrupt)',
       'all[contains(Make auto mode your default permission mode?), line_regex(^\\s*❯ Yes, set auto mode)]',
-      "all[contains(Auto mode can't check actions in this session), contains(stay in auto mode)]",
+      "all[contains(Auto mode can't check actions in this session), contains(Enter to stay in auto mode)]",
+      'all[contains(Do you want to proceed?), line_regex(^\\s*❯ No\\s*$), line_regex(^\\s+Yes\\s*$)]',
+      'all[contains(Do you want to proceed?), line_regex(^\\s+No\\s*$), line_regex(^\\s*❯ Yes\\s*$)]',
     ]);
   });
 

@@ -22,8 +22,12 @@ const SUMMARIES: Record<string, string> = {
   'claude-2-1-332-permission-dialog.txt': 'Bash command: echo ran >> /home/dev/ledger/ran.txt',
   'claude-2-1-332-auto-mode-offer.txt':
     'Make auto mode your default permission mode?: Auto mode lets Claude handle permission prompts automatically. Claude checks each tool call for risky actions and',
+  // Captured live (auto mode, the fake model server as the gateway): the title and what it says.
   'claude-2-1-332-auto-mode-cannot-check.txt':
-    "Auto mode can't check actions in this session: Auto mode can't check actions in this session, so this one needs your approval.",
+    "Auto mode can't check actions in this session: Auto mode's safety check runs on the server. Your requests go through 127.0.0.1:8787, and the check isn't getting",
+  // The No-first approval that follows "stay": the command, wherever the cursor is.
+  'claude-2-1-332-auto-mode-approval.txt': `Bash command: python3 -c "open('ran.txt','a').write('two\\n')"`,
+  'claude-2-1-332-auto-mode-approval-cursor-yes.txt': `Bash command: python3 -c "open('ran.txt','a').write('two\\n')"`,
   'claude-trust-dialog.txt': 'Accessing workspace:: /home/dev/ledger',
   'codex-approval-dialog.txt': 'rm -rf tmp/generated',
   'cursor-approval-dialog.txt': 'curl -sI https://example.com',

@@ -72,6 +72,10 @@ describe('web page: which buttons a row offers', () => {
     expect(rowActions(prompt, live, 'operator')).toEqual(['approve', 'deny']);
     expect(rowActions(row(), live, 'operator')).toEqual(['interrupt']);
     expect(rowActions(row({ state: 'blocked', detail: 'question' }), live, 'operator')).toEqual([]);
+    // Claude Code 2.1.332's dialogs that approve and deny answer with their own keys.
+    for (const detail of ['auto-mode-offer', 'auto-mode-check', 'permission-cursor-no', 'permission-cursor-yes']) {
+      expect(rowActions(row({ state: 'blocked', detail }), live, 'operator'), detail).toEqual(['approve', 'deny']);
+    }
     expect(rowActions(row({ state: 'idle' }), live, 'operator')).toEqual([]);
     expect(rowActions(prompt, live, 'viewer')).toEqual([]);
   });

@@ -14,6 +14,9 @@ export const TIMING_FILES = [
   'test/integration/notify-clock-step.test.ts', // publish < 1 s after a clock step
   'test/integration/notify-journal-load.test.ts', // acks and deliveries < 1 s under load
   'test/integration/install-hooks-hostile.test.ts', // CPU and wall seconds of the installer
+  // Not a timing bound: it rebuilds dist/single, which single-file and packed-install rebuild too
+  // (one emptying the folder while another serves it failed a run), so it runs after them.
+  'test/integration/hub-enrol.test.ts',
 ];
 
 // Integration tests mostly wait on real processes (791 s wall for 5 min of CPU, one at a time),
